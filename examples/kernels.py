@@ -1,0 +1,135 @@
+"""tawa's example kernels: ordinary Triton kernels for Hopper written against host-side TMA
+tensor descriptors (``triton.tools.tensor_descriptor.TensorDescriptor`` arguments, used through
+``desc.load`` / ``desc.store``).
+
+These are the inputs tawa is built to compile. ``gen_ttir.py`` next to this file turns each of them
+into the TTIR Triton 3.6 prints (``ttir/<name>.ttir``); the table ``EXAMPLES`` at the bottom says which
+specialization (descriptor element types, block shapes, constexprs) each file comes from.
+
+Only ``triton`` is imported here: no PyTorch, no GPU is needed to build the TTIR.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a_desc, b_desc, c_desc, M, N, K,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr):
+    """C[M, N] = A[M, K] @ B[N, K]^T, one BLOCK_M x BLOCK_N tile of C per program.
+
+    A and B are both K-major (B is stored as N x K, the layout wgmma wants for every input type,
+    fp8 included). Programs are ordered in groups of GROUP_SIZE_M tile rows so that neighbouring
+    programs share A and B tiles in L2. The accumulator is fp32; the result is converted to the
+    element type of ``c_desc`` on the way out.
+    """
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for off_k in range(0, K, BLOCK_K):
+        a = a_desc.load([off_m, off_k])
+        b = b_desc.load([off_n, off_k])
+        accumulator = tl.dot(a, b.T, accumulator)
+
+    c = accumulator.to(c_desc.dtype)
+    c_desc.store([off_m, off_n], c)
+
+
+@triton.jit
+def attention_fwd_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, seq_len,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr,
+                         CAUSAL: tl.constexpr):
+    """Flash-attention forward, O = softmax(Q K^T * sm_scale) V, for one BLOCK_M block of queries.
+
+    Q, K, V and O are 2-D views [batch * heads * seq_len, HEAD_DIM] of contiguous
+    [batch, heads, seq_len, HEAD_DIM] tensors; program (i, j) handles query block i of the
+    (batch, head) pair j. The softmax is computed online in base 2: the scale is multiplied by
+    log2(e) once so that every exponential is an ``exp2``. Running row maxima ``m_i`` and row sums
+    ``l_i`` rescale the fp32 accumulator as new key blocks arrive. With CAUSAL, key blocks past
+    the diagonal are skipped and the diagonal block is masked (this needs BLOCK_M == BLOCK_N).
+    """
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    row_base = off_bh * seq_len
+    q_row = row_base + start_m * BLOCK_M
+
+    q = q_desc.load([q_row, 0])
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+
+    if CAUSAL:
+        hi = (start_m + 1) * BLOCK_M
+    else:
+        hi = seq_len
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+
+    for start_n in range(0, hi, BLOCK_N):
+        k = k_desc.load([row_base + start_n, 0])
+        s = tl.dot(q, k.T) * qk_scale
+        if CAUSAL:
+            keep = offs_m[:, None] >= (start_n + offs_n)[None, :]
+            s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([row_base + start_n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+
+    acc = acc / l_i[:, None]
+    o_desc.store([q_row, 0], acc.to(o_desc.dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# The specializations whose TTIR lives in examples/ttir/. For each: the kernel, the descriptor
+# arguments as (element type, block shape), the remaining runtime arguments with their Triton
+# types, and the constexprs. Integer sizes are assumed to be multiples of 16, as they are for every
+# shape tawa's tests use; Triton's launcher would mark them ``tt.divisibility = 16`` too.
+# ---------------------------------------------------------------------------------------------
+
+def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
+    return dict(
+        kernel=matmul_kernel,
+        descriptors={"a_desc": (in_ty, [bm, bk]), "b_desc": (in_ty, [bn, bk]), "c_desc": (out_ty, [bm, bn])},
+        scalars={"M": "i32", "N": "i32", "K": "i32"},
+        divisible_by_16=["M", "N", "K"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
+    )
+
+
+def _attention(in_ty, out_ty, bm, bn, head_dim, causal):
+    return dict(
+        kernel=attention_fwd_kernel,
+        descriptors={"q_desc": (in_ty, [bm, head_dim]), "k_desc": (in_ty, [bn, head_dim]),
+                     "v_desc": (in_ty, [bn, head_dim]), "o_desc": (out_ty, [bm, head_dim])},
+        scalars={"sm_scale": "fp32", "seq_len": "i32"},
+        divisible_by_16=["seq_len"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": head_dim, "CAUSAL": causal},
+    )
+
+
+EXAMPLES = {
+    "gemm_fp16": _gemm("fp16", "fp16", 128, 256, 64),
+    "gemm_fp16_128x128": _gemm("fp16", "fp16", 128, 128, 64),
+    "gemm_bf16": _gemm("bf16", "bf16", 128, 256, 64),
+    "gemm_fp8": _gemm("fp8e4nv", "fp16", 128, 256, 128),
+    "attn_fwd_fp16": _attention("fp16", "fp16", 128, 128, 128, False),
+    "attn_fwd_fp16_causal": _attention("fp16", "fp16", 128, 128, 128, True),
+}
