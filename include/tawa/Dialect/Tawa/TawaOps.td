@@ -1,0 +1,114 @@
+//===- TawaOps.td - the tawa dialect: arefs and warp groups ---*- tablegen -*-===//
+//
+// An aref (asynchronous reference, Tawa paper §III-B) is a ring of D slots, each
+// holding a tuple of tiles and guarded by a full and an empty barrier. Fig. 4 of
+// the paper gives the semantics of its operations on one slot, initially E=1,
+// F=0:
+//   put       needs E=1; writes the payload; sets F=1, E=0
+//   get       needs F=1; reads the payload; sets F=0, E=0 (borrowed)
+//   consumed  sets E=1 (the slot may be written again)
+// Iteration k of a loop uses slot k mod D, which is why the operations take the
+// iteration index rather than a slot: the lowering derives slot and phase.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TAWA_DIALECT_TAWA_TAWAOPS_TD
+#define TAWA_DIALECT_TAWA_TAWAOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Tawa_Dialect : Dialect {
+  let name = "tawa";
+  let cppNamespace = "::tawa";
+  let summary = "asynchronous references and warp-specialized regions";
+  let useDefaultTypePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerTypes();
+  }];
+}
+
+class Tawa_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tawa_Dialect, mnemonic, traits>;
+
+def Tawa_ArefType : TypeDef<Tawa_Dialect, "Aref"> {
+  let mnemonic = "aref";
+  let summary = "a ring of D slots, each carrying a tuple of tiles";
+  let description = [{
+    `!tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 3>` is a 3-slot ring
+    whose slots each carry one A tile and one B tile; both tiles of a slot share
+    one pair of full/empty barriers.
+  }];
+  let parameters = (ins ArrayRefParameter<"::mlir::Type">:$payload,
+                        "int64_t":$depth);
+  let assemblyFormat = "`<` `[` $payload `]` `,` $depth `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tawa_ArefCreateOp : Tawa_Op<"aref.create", [
+    MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "create an aref ring (all slots empty)";
+  let results = (outs Tawa_ArefType:$aref);
+  let assemblyFormat = "attr-dict `:` qualified(type($aref))";
+}
+
+def Tawa_ArefPutOp : Tawa_Op<"aref.put", [
+    MemoryEffects<[MemWrite<DefaultResource>, MemRead<DefaultResource>]>]> {
+  let summary = "publish a payload into the slot of iteration `k`";
+  let description = [{
+    Waits until the slot of iteration `k` (slot `k mod D`) is empty, writes the
+    payload and marks the slot full.
+  }];
+  let arguments = (ins Tawa_ArefType:$aref, I32:$k, Variadic<AnyType>:$values);
+  let assemblyFormat = [{
+    $aref `[` $k `]` `,` $values attr-dict `:` qualified(type($aref)) `,` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tawa_ArefGetOp : Tawa_Op<"aref.get", [
+    MemoryEffects<[MemWrite<DefaultResource>, MemRead<DefaultResource>]>]> {
+  let summary = "borrow the payload of the slot of iteration `k`";
+  let description = [{
+    Waits until the slot of iteration `k` is full and returns its payload. The
+    slot stays borrowed (neither full nor empty) until `tawa.aref.consumed`.
+  }];
+  let arguments = (ins Tawa_ArefType:$aref, I32:$k);
+  let results = (outs Variadic<AnyType>:$values);
+  let assemblyFormat = [{
+    $aref `[` $k `]` attr-dict `:` qualified(type($aref)) `->` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tawa_ArefConsumedOp : Tawa_Op<"aref.consumed", [
+    MemoryEffects<[MemWrite<DefaultResource>]>]> {
+  let summary = "release the slot of iteration `k` for the next put";
+  let arguments = (ins Tawa_ArefType:$aref, I32:$k);
+  let assemblyFormat = "$aref `[` $k `]` attr-dict `:` qualified(type($aref))";
+}
+
+def Tawa_WarpSpecializeOp : Tawa_Op<"warp_specialize", [
+    RecursiveMemoryEffects, NoTerminator]> {
+  let summary = "run one region per warp group, concurrently";
+  let description = [{
+    Each region is the program of one partition: `warps[i]` warps (a whole
+    number of 4-warp groups) whose registers are set to `regs[i]` per thread
+    with setmaxnreg. Partition 0 is conventionally the producer.
+
+    ```mlir
+    tawa.warp_specialize
+      partition warps(4) regs(40) { ... }
+      partition warps(8) regs(232) { ... }
+    ```
+  }];
+  let arguments = (ins DenseI32ArrayAttr:$warps, DenseI32ArrayAttr:$regs);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$partitions);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+#endif // TAWA_DIALECT_TAWA_TAWAOPS_TD

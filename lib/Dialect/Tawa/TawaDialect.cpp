@@ -1,0 +1,150 @@
+//===- TawaDialect.cpp - arefs and warp-specialized regions ---------------===//
+
+#include "tawa/Dialect/Tawa/TawaDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tawa;
+
+#include "tawa/Dialect/Tawa/TawaDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tawa/Dialect/Tawa/TawaTypes.cpp.inc"
+
+void TawaDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tawa/Dialect/Tawa/TawaOps.cpp.inc"
+      >();
+  registerTypes();
+}
+
+void TawaDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tawa/Dialect/Tawa/TawaTypes.cpp.inc"
+      >();
+}
+
+LogicalResult ArefType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<Type> payload, int64_t depth) {
+  if (depth < 1)
+    return emitError() << "aref depth must be at least 1, got " << depth;
+  if (payload.empty())
+    return emitError() << "aref payload must hold at least one type";
+  for (Type t : payload) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape())
+      return emitError() << "aref payload types must be statically shaped "
+                            "tensors (tiles), got "
+                         << t;
+  }
+  return success();
+}
+
+static LogicalResult verifyPayload(Operation *op, ArefType aref,
+                                   TypeRange values, StringRef what) {
+  ArrayRef<Type> payload = aref.getPayload();
+  if (values.size() != payload.size())
+    return op->emitOpError() << what << " " << values.size()
+                             << " values, but the aref carries "
+                             << payload.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(values, payload)))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return op->emitOpError()
+             << "value #" << i << " has type " << std::get<0>(pair)
+             << ", but slot element #" << i << " is " << std::get<1>(pair);
+  return success();
+}
+
+LogicalResult ArefPutOp::verify() {
+  return verifyPayload(*this, getAref().getType(), getValues().getTypes(),
+                       "puts");
+}
+
+LogicalResult ArefGetOp::verify() {
+  return verifyPayload(*this, getAref().getType(), getValues().getTypes(),
+                       "gets");
+}
+
+//===----------------------------------------------------------------------===//
+// tawa.warp_specialize
+//===----------------------------------------------------------------------===//
+
+ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
+                                    OperationState &result) {
+  SmallVector<int32_t> warps, regs;
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  while (succeeded(parser.parseOptionalKeyword("partition"))) {
+    int32_t w, r;
+    if (parser.parseKeyword("warps") || parser.parseLParen() ||
+        parser.parseInteger(w) || parser.parseRParen() ||
+        parser.parseKeyword("regs") || parser.parseLParen() ||
+        parser.parseInteger(r) || parser.parseRParen())
+      return failure();
+    warps.push_back(w);
+    regs.push_back(r);
+    Region *region = result.addRegion();
+    if (parser.parseRegion(*region, /*arguments=*/{}))
+      return failure();
+    if (region->empty())
+      region->emplaceBlock();
+  }
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getWarpsAttrName(result.name),
+                      b.getDenseI32ArrayAttr(warps));
+  result.addAttribute(getRegsAttrName(result.name),
+                      b.getDenseI32ArrayAttr(regs));
+  return success();
+}
+
+void WarpSpecializeOp::print(OpAsmPrinter &p) {
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getWarpsAttrName(), getRegsAttrName()});
+  for (auto [i, region] : llvm::enumerate(getPartitions())) {
+    p.printNewline();
+    p << "  partition warps(" << getWarps()[i] << ") regs(" << getRegs()[i]
+      << ") ";
+    p.printRegion(region, /*printEntryBlockArgs=*/false,
+                  /*printBlockTerminators=*/true);
+  }
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  size_t n = getPartitions().size();
+  if (n == 0)
+    return emitOpError("needs at least one partition");
+  if (getWarps().size() != n || getRegs().size() != n)
+    return emitOpError("has ") << n << " partitions but " << getWarps().size()
+                               << " warp counts and " << getRegs().size()
+                               << " register budgets";
+  int64_t totalRegs = 0;
+  for (size_t i = 0; i < n; ++i) {
+    int32_t warps = getWarps()[i], regs = getRegs()[i];
+    // setmaxnreg acts on whole warp groups of 4 consecutive warps.
+    if (warps <= 0 || warps % 4 != 0)
+      return emitOpError("partition ")
+             << i << " has " << warps
+             << " warps; a partition must be a whole number of 4-warp groups";
+    // setmaxnreg accepts 24..256 registers per thread in steps of 8.
+    if (regs < 24 || regs > 256 || regs % 8 != 0)
+      return emitOpError("partition ")
+             << i << " asks for " << regs
+             << " registers per thread; setmaxnreg takes a multiple of 8 in "
+                "[24, 256]";
+    totalRegs += int64_t(warps) * 32 * regs;
+  }
+  // The register file of one Hopper SM holds 64K 32-bit registers.
+  if (totalRegs > 65536)
+    return emitOpError("partitions need ")
+           << totalRegs << " registers, more than the 65536 of one SM";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "tawa/Dialect/Tawa/TawaOps.cpp.inc"

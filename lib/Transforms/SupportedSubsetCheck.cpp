@@ -1,0 +1,200 @@
+//===- SupportedSubsetCheck.cpp - report what tawa cannot compile yet -----===//
+//
+// tawa compiles the GEMM and attention family of Triton kernels: TMA
+// descriptor loads feeding tt.dot inside scf loops, element-wise epilogues,
+// row reductions, pointer loads of small vectors and TMA stores. Everything
+// else is reported here, at the user's line, and compilation stops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/SourceLocation.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace tawa {
+#define GEN_PASS_DEF_SUPPORTEDSUBSETCHECK
+#include "tawa/Transforms/Passes.h.inc"
+} // namespace tawa
+
+using namespace mlir;
+using namespace tawa;
+
+namespace {
+
+/// Element types a register or shared-memory tile may have.
+bool isSupportedElementType(Type t) {
+  if (auto ptr = dyn_cast<tt::PointerType>(t))
+    return isSupportedElementType(ptr.getPointeeType());
+  return t.isF32() || t.isF16() || t.isBF16() ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(t) || t.isInteger(1) ||
+         t.isInteger(8) || t.isInteger(16) || t.isInteger(32) ||
+         t.isInteger(64) || t.isIndex();
+}
+
+/// Why `type` is outside the subset, or "" if it is inside.
+std::string checkType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (tensor.getRank() > 3)
+      return "tensors of rank greater than 3";
+    if (!isSupportedElementType(tensor.getElementType())) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << "tensors of " << tensor.getElementType();
+      return s;
+    }
+    return "";
+  }
+  if (isa<tt::TensorDescType>(type))
+    return "";
+  if (isa<ShapedType>(type)) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "values of type " << type;
+    return s;
+  }
+  if (!isSupportedElementType(type)) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "values of type " << type;
+    return s;
+  }
+  return "";
+}
+
+/// The combiners of tt.reduce that lower to quad-shuffle row reductions.
+bool isSupportedCombiner(tt::ReduceOp reduce) {
+  Block &block = reduce.getCombineOp().front();
+  if (reduce.getSrcs().size() != 1 || block.getOperations().size() != 2)
+    return false;
+  Operation &combiner = block.front();
+  return isa<arith::AddFOp, arith::MaxNumFOp, arith::MaximumFOp,
+             arith::MinNumFOp, arith::MinimumFOp, arith::AddIOp,
+             arith::MaxSIOp, arith::MinSIOp>(combiner);
+}
+
+bool isSupportedDotType(Type t) {
+  return t.isF16() || t.isBF16() || isa<Float8E4M3FNType, Float8E5M2Type>(t);
+}
+
+/// Why `op` is outside the subset, or "" if it is inside.
+std::string checkOp(Operation *op) {
+  if (!op->isRegistered())
+    return "tawa has no definition of this operation";
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      // Triton ops tawa lowers.
+      .Case<tt::FuncOp>([](tt::FuncOp func) -> std::string {
+        if (func.isExternal())
+          return "external function declarations";
+        if (!func.getResultTypes().empty())
+          return "functions that return values (only kernels are compiled)";
+        return "";
+      })
+      .Case<tt::ReturnOp, tt::GetProgramIdOp, tt::MakeRangeOp, tt::SplatOp,
+            tt::BroadcastOp, tt::ExpandDimsOp, tt::TransOp, tt::FpToFpOp,
+            tt::AddPtrOp, tt::IntToPtrOp, tt::LoadOp, tt::StoreOp,
+            tt::MakeTensorDescOp, tt::DescriptorLoadOp,
+            tt::DescriptorStoreOp, tt::ReduceReturnOp, tt::GetNumProgramsOp>(
+          [](Operation *) { return std::string(); })
+      .Case<tt::DotOp>([](tt::DotOp dot) -> std::string {
+        auto a = cast<RankedTensorType>(dot.getA().getType());
+        auto b = cast<RankedTensorType>(dot.getB().getType());
+        auto d = cast<RankedTensorType>(dot.getD().getType());
+        if (a.getRank() != 2)
+          return "batched tt.dot (rank-3 operands)";
+        if (!isSupportedDotType(a.getElementType()) ||
+            !isSupportedDotType(b.getElementType()))
+          return "tt.dot on operands other than f16, bf16, f8E4M3FN and "
+                 "f8E5M2 (wgmma's types)";
+        if (!d.getElementType().isF32())
+          return "tt.dot with an accumulator other than f32";
+        if (a.getDimSize(0) % 64 != 0 || b.getDimSize(1) % 8 != 0 ||
+            b.getDimSize(1) > 256)
+          return "tt.dot tiles that wgmma cannot cover (M must be a "
+                 "multiple of 64, N a multiple of 8 up to 256)";
+        return "";
+      })
+      .Case<tt::ReduceOp>([](tt::ReduceOp reduce) -> std::string {
+        if (!isSupportedCombiner(reduce))
+          return "tt.reduce with a combiner other than one add, max or min";
+        return "";
+      })
+      .Case<tt::CallOp>(
+          [](Operation *) { return "calls to non-inlined functions"; })
+      .Case<tt::AtomicRMWOp, tt::AtomicCASOp>(
+          [](Operation *) { return "atomic operations"; })
+      .Case<tt::ScanOp, tt::ScanReturnOp>(
+          [](Operation *) { return "scans (tt.scan)"; })
+      .Case<tt::ReshapeOp, tt::CatOp, tt::JoinOp, tt::SplitOp, tt::UnsplatOp>(
+          [](Operation *) { return "reshaping tensors"; })
+      .Case<tt::BitcastOp, tt::PtrToIntOp, tt::PreciseSqrtOp,
+            tt::PreciseDivFOp, tt::MulhiUIOp>([](Operation *) {
+        return "this operation (not yet in tawa's code generator)";
+      })
+      // Structured control flow and scalar/element-wise arithmetic.
+      .Case<scf::ForOp, scf::YieldOp, scf::WhileOp, scf::ConditionOp,
+            scf::IfOp>([](Operation *) { return std::string(); })
+      .Default([](Operation *op) -> std::string {
+        Dialect *dialect = op->getDialect();
+        if (dialect && (isa<arith::ArithDialect>(dialect) ||
+                        isa<math::MathDialect>(dialect)))
+          return "";
+        if (isa<ModuleOp>(op))
+          return "";
+        return "this operation";
+      });
+}
+
+struct SupportedSubsetCheck
+    : public tawa::impl::SupportedSubsetCheckBase<SupportedSubsetCheck> {
+  void runOnOperation() override {
+    unsigned problems = 0;
+    auto report = [&](Operation *op, StringRef what, StringRef why) {
+      ++problems;
+      Location userLoc = getUserLocation(op->getLoc());
+      std::string name = getValueName(op->getLoc());
+      InFlightDiagnostic diag = emitError(userLoc);
+      diag << "tawa cannot compile " << what << " '" << op->getName() << "'";
+      if (!name.empty())
+        diag << " (defining '" << name << "')";
+      diag << " yet: " << why << " are not supported";
+    };
+    getOperation()->walk([&](Operation *op) {
+      std::string why = checkOp(op);
+      if (!why.empty()) {
+        // checkOp phrases reasons as plural nouns ("atomic operations").
+        report(op, "operation", why);
+        return;
+      }
+      for (Type type : op->getResultTypes()) {
+        std::string typeWhy = checkType(type);
+        if (!typeWhy.empty()) {
+          report(op, "the result of", typeWhy);
+          return;
+        }
+      }
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments()) {
+            std::string argWhy = checkType(arg.getType());
+            if (!argWhy.empty()) {
+              report(op, "an argument of", argWhy);
+              return;
+            }
+          }
+    });
+    if (problems) {
+      getOperation().emitError()
+          << problems << " construct" << (problems == 1 ? "" : "s")
+          << " outside the subset tawa compiles (see the errors above)";
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace
