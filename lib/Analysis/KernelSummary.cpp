@@ -91,17 +91,34 @@ void tawa::printKernelSummary(ModuleOp module, raw_ostream &os) {
   module.walk([&](tt::FuncOp func) {
     os << "kernel @" << func.getName() << "  (" << where(func) << ")\n";
     os << "  arguments:\n";
+    // Triton passes a host tensor descriptor of rank r as the descriptor
+    // followed by its r sizes (i32) and r strides (i64), all with its name.
+    std::string descName;
+    int64_t descRank = 0, expanded = 0;
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       std::string name = getValueName(arg.getLoc());
-      os << "    " << (name.empty() ? "#" + std::to_string(i) : name) << ": ";
+      if (name.empty())
+        name = "#" + std::to_string(i);
       if (auto desc = dyn_cast<tt::TensorDescType>(arg.getType())) {
         auto block = desc.getBlockType();
-        os << "TMA descriptor, block ";
+        os << "    " << name << ": TMA descriptor, block ";
         llvm::interleave(block.getShape(), os, "x");
         os << " of " << block.getElementType() << "\n";
-      } else {
-        os << arg.getType() << "\n";
+        descName = name;
+        descRank = block.getRank();
+        expanded = 0;
+        continue;
       }
+      if (!descName.empty() && name == descName && expanded < 2 * descRank) {
+        bool isSize = expanded < descRank;
+        os << "    " << name << (isSize ? ".size[" : ".stride[")
+           << (isSize ? expanded : expanded - descRank) << "]: " << arg.getType()
+           << "\n";
+        ++expanded;
+        continue;
+      }
+      descName.clear();
+      os << "    " << name << ": " << arg.getType() << "\n";
     }
     llvm::SmallVector<StringRef> axes;
     func.walk([&](tt::GetProgramIdOp pid) {

@@ -41,11 +41,11 @@ bool isSupportedElementType(Type t) {
 std::string checkType(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
     if (tensor.getRank() > 3)
-      return "tensors of rank greater than 3";
+      return "tensors of rank greater than 3 are not supported";
     if (!isSupportedElementType(tensor.getElementType())) {
       std::string s;
       llvm::raw_string_ostream os(s);
-      os << "tensors of " << tensor.getElementType();
+      os << "tensors of " << tensor.getElementType() << " are not supported";
       return s;
     }
     return "";
@@ -55,13 +55,13 @@ std::string checkType(Type type) {
   if (isa<ShapedType>(type)) {
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << "values of type " << type;
+    os << "values of type " << type << " are not supported";
     return s;
   }
   if (!isSupportedElementType(type)) {
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << "values of type " << type;
+    os << "values of type " << type << " are not supported";
     return s;
   }
   return "";
@@ -90,9 +90,10 @@ std::string checkOp(Operation *op) {
       // Triton ops tawa lowers.
       .Case<tt::FuncOp>([](tt::FuncOp func) -> std::string {
         if (func.isExternal())
-          return "external function declarations";
+          return "external function declarations are not supported";
         if (!func.getResultTypes().empty())
-          return "functions that return values (only kernels are compiled)";
+          return "functions that return values are not supported (only kernels "
+                 "are compiled)";
         return "";
       })
       .Case<tt::ReturnOp, tt::GetProgramIdOp, tt::MakeRangeOp, tt::SplatOp,
@@ -106,35 +107,36 @@ std::string checkOp(Operation *op) {
         auto b = cast<RankedTensorType>(dot.getB().getType());
         auto d = cast<RankedTensorType>(dot.getD().getType());
         if (a.getRank() != 2)
-          return "batched tt.dot (rank-3 operands)";
+          return "batched tt.dot (rank-3 operands) is not supported";
         if (!isSupportedDotType(a.getElementType()) ||
             !isSupportedDotType(b.getElementType()))
-          return "tt.dot on operands other than f16, bf16, f8E4M3FN and "
-                 "f8E5M2 (wgmma's types)";
+          return "tt.dot is supported on f16, bf16, f8E4M3FN and f8E5M2 "
+                 "operands only (wgmma's types)";
         if (!d.getElementType().isF32())
-          return "tt.dot with an accumulator other than f32";
+          return "tt.dot needs an f32 accumulator";
         if (a.getDimSize(0) % 64 != 0 || b.getDimSize(1) % 8 != 0 ||
             b.getDimSize(1) > 256)
-          return "tt.dot tiles that wgmma cannot cover (M must be a "
-                 "multiple of 64, N a multiple of 8 up to 256)";
+          return "wgmma cannot cover this tt.dot tile (M must be a multiple "
+                 "of 64, N a multiple of 8 up to 256)";
         return "";
       })
       .Case<tt::ReduceOp>([](tt::ReduceOp reduce) -> std::string {
         if (!isSupportedCombiner(reduce))
-          return "tt.reduce with a combiner other than one add, max or min";
+          return "tt.reduce is supported with a single add, max or min "
+                 "combiner only";
         return "";
       })
       .Case<tt::CallOp>(
-          [](Operation *) { return "calls to non-inlined functions"; })
+          [](Operation *) { return "calls are not supported (inline them)"; })
       .Case<tt::AtomicRMWOp, tt::AtomicCASOp>(
-          [](Operation *) { return "atomic operations"; })
+          [](Operation *) { return "atomic operations are not supported"; })
       .Case<tt::ScanOp, tt::ScanReturnOp>(
-          [](Operation *) { return "scans (tt.scan)"; })
+          [](Operation *) { return "scans are not supported"; })
       .Case<tt::ReshapeOp, tt::CatOp, tt::JoinOp, tt::SplitOp, tt::UnsplatOp>(
-          [](Operation *) { return "reshaping tensors"; })
+          [](Operation *) { return "reshaping tensors is not supported"; })
       .Case<tt::BitcastOp, tt::PtrToIntOp, tt::PreciseSqrtOp,
             tt::PreciseDivFOp, tt::MulhiUIOp>([](Operation *) {
-        return "this operation (not yet in tawa's code generator)";
+        return "tawa's code generator does not handle it";
       })
       // Structured control flow and scalar/element-wise arithmetic.
       .Case<scf::ForOp, scf::YieldOp, scf::WhileOp, scf::ConditionOp,
@@ -146,7 +148,7 @@ std::string checkOp(Operation *op) {
           return "";
         if (isa<ModuleOp>(op))
           return "";
-        return "this operation";
+        return "tawa's code generator does not handle it";
       });
 }
 
@@ -162,12 +164,11 @@ struct SupportedSubsetCheck
       diag << "tawa cannot compile " << what << " '" << op->getName() << "'";
       if (!name.empty())
         diag << " (defining '" << name << "')";
-      diag << " yet: " << why << " are not supported";
+      diag << " yet: " << why;
     };
     getOperation()->walk([&](Operation *op) {
       std::string why = checkOp(op);
       if (!why.empty()) {
-        // checkOp phrases reasons as plural nouns ("atomic operations").
         report(op, "operation", why);
         return;
       }
@@ -189,7 +190,7 @@ struct SupportedSubsetCheck
           }
     });
     if (problems) {
-      getOperation().emitError()
+      mlir::emitError(getOperation().getLoc())
           << problems << " construct" << (problems == 1 ? "" : "s")
           << " outside the subset tawa compiles (see the errors above)";
       signalPassFailure();

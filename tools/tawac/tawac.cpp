@@ -87,6 +87,8 @@ int main(int argc, char **argv) {
   tawa::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Errors point at the user's source line; an IR dump would bury them.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto input = openInputFile(inputFile, &error);
