@@ -1,0 +1,299 @@
+// Accumulator-fragment operations alone: the element -> (row, col) mapping
+// (values are placed by the mapping and read back through it), row max/sum
+// with quad shuffles, row and column broadcasts, accumulator -> register A
+// conversion (f16, bf16, e4m3 with its byte permute; checked by feeding the
+// result to a register-A wgmma), and the stmatrix + TMA-store epilogue into a
+// 128B-swizzled tile, with clipping at tensor edges.
+#include "common.cuh"
+#include "mma_host.cuh"
+#include "tawa/device/device.cuh"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace tawa::device;
+using namespace tawa::test;
+
+namespace {
+
+template <int N>
+__device__ void loadAcc(const float *x, float (&d)[N / 2]) {
+  const int tid = threadIdx.x % 128;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    d[i] = x[accRow(tid, i) * N + accCol(tid, i)];
+}
+
+// ---------------------------------------------------------------------------
+// Reductions and broadcasts.
+// ---------------------------------------------------------------------------
+
+template <int N>
+__global__ void __launch_bounds__(128, 1)
+    reduceKernel(const float *x, const float *rowv, const float *colv,
+                 float *rowMaxOut, float *rowSumOut, float *out) {
+  float d[N / 2];
+  loadAcc<N>(x, d);
+  float mx[2], sm[2];
+  rowMax(d, mx);
+  rowSum(d, sm);
+  const int tid = threadIdx.x;
+  // Every lane of the quad holds the full-row result; each writes its own
+  // slot so that a lane with a partial result is caught.
+  for (int h = 0; h < 2; ++h) {
+    const int row = accRow(tid, 2 * h);
+    rowMaxOut[row * 4 + tid % 4] = mx[h];
+    rowSumOut[row * 4 + tid % 4] = sm[h];
+  }
+  float rv[2] = {rowv[accRow(tid, 0)], rowv[accRow(tid, 2)]};
+  float cv[N / 4];
+  loadColSlice<N / 2>(colv, cv);
+  applyRow(d, rv, [](float a, float b) { return a * b; });
+  applyCol(d, cv, [](float a, float b) { return a + b; });
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    out[accRow(tid, i) * N + accCol(tid, i)] = d[i];
+}
+
+template <int N> void runReduce(Report &rep, std::mt19937_64 &rng) {
+  char name[64];
+  std::snprintf(name, sizeof name, "acc_row_reduce_broadcast_n%d", N);
+  std::uniform_real_distribution<float> dist(-4.f, 4.f);
+  std::vector<float> x(64 * N), rv(64), cv(N);
+  for (auto &v : x) v = dist(rng);
+  for (auto &v : rv) v = dist(rng);
+  for (auto &v : cv) v = dist(rng);
+  float *dx, *drv, *dcv, *dmax, *dsum, *dout;
+  TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&drv, 64 * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dcv, N * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dmax, 256 * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dsum, 256 * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dout, x.size() * 4));
+  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(drv, rv.data(), 64 * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dcv, cv.data(), N * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemset(dmax, 0xFF, 256 * 4));
+  TAWA_CHECK_CUDA(cudaMemset(dsum, 0xFF, 256 * 4));
+  TAWA_CHECK_CUDA(cudaMemset(dout, 0xFF, x.size() * 4));
+  reduceKernel<N><<<1, 128>>>(dx, drv, dcv, dmax, dsum, dout);
+  TAWA_CHECK_LAUNCH();
+  std::vector<float> gmax(256), gsum(256), out(x.size());
+  TAWA_CHECK_CUDA(cudaMemcpy(gmax.data(), dmax, 256 * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaMemcpy(gsum.data(), dsum, 256 * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dout, x.size() * 4, cudaMemcpyDeviceToHost));
+  for (float *p : {dx, drv, dcv, dmax, dsum, dout})
+    TAWA_CHECK_CUDA(cudaFree(p));
+  int badMax = 0, badSum = 0, badOut = 0;
+  for (int r = 0; r < 64; ++r) {
+    float m = -INFINITY;
+    double s = 0, mag = 0;
+    for (int c = 0; c < N; ++c) {
+      m = std::max(m, x[r * N + c]);
+      s += x[r * N + c];
+      mag += std::fabs(x[r * N + c]);
+    }
+    for (int q = 0; q < 4; ++q) {
+      badMax += gmax[r * 4 + q] != m;
+      badSum += !(std::fabs(gsum[r * 4 + q] - s) <= 1e-5 * mag + 1e-6);
+    }
+    for (int c = 0; c < N; ++c) {
+      const float want = x[r * N + c] * rv[r] + cv[c];
+      badOut += !(std::fabs(out[r * N + c] - want) <= 1e-5f * (std::fabs(want) + 1.f));
+    }
+  }
+  if (badMax || badSum || badOut)
+    rep.fail(name, "%d wrong row maxima, %d wrong row sums, %d wrong broadcast elements",
+             badMax, badSum, badOut);
+  else
+    rep.pass(name);
+}
+
+// ---------------------------------------------------------------------------
+// Accumulator -> A operand conversion, checked through a register-A wgmma:
+// D[64 x 64] = convert(X[64 x KX]) * B with B K-major in shared memory.
+// ---------------------------------------------------------------------------
+
+template <MmaType T>
+__global__ void __launch_bounds__(128, 1)
+    convertKernel(const float *x, const __grid_constant__ CUtensorMap mapB,
+                  float *out) {
+  constexpr int KX = T == MmaType::E4M3 ? 128 : 64; // 128 bytes of K
+  extern __shared__ uint8_t raw[];
+  uint8_t *sB = reinterpret_cast<uint8_t *>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  __shared__ MBarrier bar;
+  if (threadIdx.x == 0) {
+    mbarrierInit(&bar, 1);
+    fenceMBarrierInit();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrierArriveExpectTx(&bar, 64 * 128);
+    tmaLoad2D(sB, &mapB, &bar, 0, 0);
+  }
+  float src[KX / 2];
+  loadAcc<KX>(x, src);
+  uint32_t a[4][4];
+  if constexpr (T == MmaType::F16)
+    accToA16<__half>(src, a);
+  else if constexpr (T == MmaType::BF16)
+    accToA16<__nv_bfloat16>(src, a);
+  else
+    accToAE4M3(src, a);
+  mbarrierWait(&bar, 0);
+  float d[32];
+  const uint64_t descB = descKMajorSw128(sB);
+  wgmmaFence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+    wgmmaRS<64, T>(d, a[kk], descAdvance(descB, kk * 32), kk > 0);
+  wgmmaCommit();
+  wgmmaWait<0>();
+  fenceFragment(d);
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < 32; ++i)
+    out[accRow(tid, i) * 64 + accCol(tid, i)] = d[i];
+}
+
+template <MmaType T> void runConvert(Report &rep, std::mt19937_64 &rng) {
+  using E = HostElem<T>;
+  using Bits = typename E::Bits;
+  constexpr int KX = T == MmaType::E4M3 ? 128 : 64;
+  char name[64];
+  std::snprintf(name, sizeof name, "acc_to_regA_%s", E::kName);
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  std::vector<float> x(64 * KX);
+  for (auto &v : x) v = dist(rng);
+  auto B = randomElems<T>(64 * KX, rng); // stored [n][k]
+  float *dx, *dout;
+  Bits *dB;
+  TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dB, B.size() * sizeof(Bits)));
+  TAWA_CHECK_CUDA(cudaMalloc(&dout, 64 * 64 * 4));
+  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dB, B.data(), B.size() * sizeof(Bits), cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemset(dout, 0xFF, 64 * 64 * 4));
+  CUtensorMap mB = encodeTiled(E::kMapType, sizeof(Bits), dB, {64, uint64_t(KX)},
+                               {uint64_t(KX)}, {64, uint32_t(KX)},
+                               CU_TENSOR_MAP_SWIZZLE_128B);
+  const int smem = 1024 + 64 * 128;
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(convertKernel<T>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  convertKernel<T><<<1, 128, smem>>>(dx, mB, dout);
+  TAWA_CHECK_LAUNCH();
+  std::vector<float> out(64 * 64);
+  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(dx));
+  TAWA_CHECK_CUDA(cudaFree(dB));
+  TAWA_CHECK_CUDA(cudaFree(dout));
+  int bad = 0;
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 64; ++n) {
+      double want = 0, mag = 0;
+      for (int k = 0; k < KX; ++k) {
+        const double p = E::toDouble(E::fromFloat(x[m * KX + k])) *
+                         E::toDouble(B[n * KX + k]);
+        want += p;
+        mag += std::fabs(p);
+      }
+      bad += !(std::fabs(out[m * 64 + n] - want) <= 5e-3 * mag + 1e-5);
+    }
+  if (bad)
+    rep.fail(name, "%d of %d wrong elements", bad, 64 * 64);
+  else
+    rep.pass(name);
+}
+
+// ---------------------------------------------------------------------------
+// stmatrix epilogue: a 64 x 256 accumulator -> four swizzled 64 x 64 boxes ->
+// TMA stores into C at (row0, col0), clipped by C's extents.
+// ---------------------------------------------------------------------------
+
+template <typename T>
+__global__ void __launch_bounds__(128, 1)
+    epilogueKernel(const float *x, const __grid_constant__ CUtensorMap mapC,
+                   int row0, int col0) {
+  extern __shared__ uint8_t raw[];
+  uint8_t *boxes = reinterpret_cast<uint8_t *>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  float d[128];
+  loadAcc<256>(x, d);
+  storeAccBoxSwizzled<T, 0>(d, boxes);
+  storeAccBoxSwizzled<T, 1>(d, boxes + 8192);
+  storeAccBoxSwizzled<T, 2>(d, boxes + 2 * 8192);
+  storeAccBoxSwizzled<T, 3>(d, boxes + 3 * 8192);
+  fenceProxyAsyncShared();
+  namedBarrierSync(1, 128);
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < 4; ++b)
+      tmaStore2D(&mapC, boxes + b * 8192, col0 + 64 * b, row0);
+    tmaStoreCommit();
+    tmaStoreWait<0>();
+  }
+}
+
+template <MmaType T>
+void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
+                 int col0, std::mt19937_64 &rng) {
+  using E = HostElem<T>;
+  using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
+  char name[96];
+  std::snprintf(name, sizeof name, "stmatrix_epilogue_%s_%s", E::kName, label);
+  const uint16_t kPoison = 0x7FFF;
+  const int pitch = cols + 16;
+  std::uniform_real_distribution<float> dist(-8.f, 8.f);
+  std::vector<float> x(64 * 256);
+  for (auto &v : x) v = dist(rng);
+  float *dx;
+  uint16_t *dc;
+  TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dc, size_t(rows + 2) * pitch * 2));
+  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  std::vector<uint16_t> poison(size_t(rows + 2) * pitch, kPoison);
+  TAWA_CHECK_CUDA(cudaMemcpy(dc, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
+  CUtensorMap mC = encodeTiled(E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)},
+                               {uint64_t(pitch)}, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+  const int smem = 1024 + 4 * 8192;
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(epilogueKernel<DevT>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  epilogueKernel<DevT><<<1, 128, smem>>>(dx, mC, row0, col0);
+  TAWA_CHECK_LAUNCH();
+  std::vector<uint16_t> out(poison.size());
+  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dc, out.size() * 2, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(dx));
+  TAWA_CHECK_CUDA(cudaFree(dc));
+  int bad = 0;
+  for (int r = 0; r < rows + 2; ++r)
+    for (int c = 0; c < pitch; ++c) {
+      const int tr = r - row0, tc = c - col0;
+      const bool written = r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 &&
+                           tc < 256;
+      const uint16_t want = written ? E::fromFloat(x[tr * 256 + tc]) : kPoison;
+      bad += out[size_t(r) * pitch + c] != want;
+    }
+  if (bad)
+    rep.fail(name, "%d wrong elements", bad);
+  else
+    rep.pass(name);
+}
+
+} // namespace
+
+int main() {
+  const uint64_t seed = testSeed("test_fragment");
+  std::mt19937_64 rng(seed);
+  TAWA_CHECK_CUDA(cudaSetDevice(0));
+  Report rep;
+  runReduce<64>(rep, rng);
+  runReduce<128>(rep, rng);
+  runReduce<256>(rep, rng);
+  runConvert<MmaType::F16>(rep, rng);
+  runConvert<MmaType::BF16>(rep, rng);
+  runConvert<MmaType::E4M3>(rep, rng);
+  runEpilogue<MmaType::F16>(rep, "full", 64, 256, 0, 0, rng);
+  runEpilogue<MmaType::F16>(rep, "clipped", 50, 200, 0, 0, rng);
+  runEpilogue<MmaType::BF16>(rep, "offset_clipped", 100, 296, 40, 64, rng);
+  return rep.exitCode();
+}

@@ -1,0 +1,7 @@
+// The whole tawa device library; generated kernels include only this.
+#pragma once
+#include "tawa/device/fragment.cuh"
+#include "tawa/device/mbarrier.cuh"
+#include "tawa/device/sync.cuh"
+#include "tawa/device/tma.cuh"
+#include "tawa/device/wgmma.cuh"

@@ -1,0 +1,211 @@
+// The wgmma accumulator fragment (layout `acc` of DESIGN.md §2.3) and what
+// register code does with it: element -> (row, col) mapping, row reductions,
+// row/column broadcasts, conversion to a register A operand, and stores to a
+// 128B-swizzled shared-memory tile with stmatrix for a TMA-store epilogue.
+//
+// A warp group holds a 64 x N tile as `float d[N / 2]` per thread. For warp
+// w (0..3 within the group), lane l and element i:
+//   row = 16 w + l / 4 + 8 ((i >> 1) & 1)
+//   col = 8 (i >> 2) + 2 (l % 4) + (i & 1)
+// so each thread owns two rows (r and r + 8) and N / 4 columns, and the four
+// lanes of a quad (same l / 4) share rows.
+#pragma once
+#include "tawa/device/sync.cuh"
+#include "tawa/device/tma.cuh"
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cstdint>
+
+namespace tawa::device {
+
+/// Row (0..63) of accumulator element i for thread `tid` of the warp group.
+__host__ __device__ constexpr int accRow(int tid, int i) {
+  return 16 * (tid / 32) + (tid % 32) / 4 + 8 * ((i >> 1) & 1);
+}
+
+/// Column of accumulator element i for thread `tid` of the warp group.
+__host__ __device__ constexpr int accCol(int tid, int i) {
+  return 8 * (i >> 2) + 2 * (tid % 4) + (i & 1);
+}
+
+template <int Count> __device__ __forceinline__ void fillFragment(float (&d)[Count], float v) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i)
+    d[i] = v;
+}
+
+// ---------------------------------------------------------------------------
+// Row reductions (layout `row`: out[h] belongs to row r + 8h). Each thread
+// reduces its own columns, then the quad combines with two xor shuffles; every
+// lane of the quad ends with the full-row result.
+// ---------------------------------------------------------------------------
+
+template <int Count, typename Op>
+__device__ __forceinline__ void rowReduce(const float (&d)[Count],
+                                          float (&out)[2], Op op) {
+  out[0] = op(d[0], d[1]);
+  out[1] = op(d[2], d[3]);
+#pragma unroll
+  for (int i = 4; i < Count; i += 4) {
+    out[0] = op(out[0], op(d[i], d[i + 1]));
+    out[1] = op(out[1], op(d[i + 2], d[i + 3]));
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    out[h] = op(out[h], __shfl_xor_sync(0xffffffffu, out[h], 1));
+    out[h] = op(out[h], __shfl_xor_sync(0xffffffffu, out[h], 2));
+  }
+}
+
+template <int Count>
+__device__ __forceinline__ void rowMax(const float (&d)[Count], float (&out)[2]) {
+  rowReduce(d, out, [](float a, float b) { return fmaxf(a, b); });
+}
+
+template <int Count>
+__device__ __forceinline__ void rowSum(const float (&d)[Count], float (&out)[2]) {
+  rowReduce(d, out, [](float a, float b) { return a + b; });
+}
+
+// ---------------------------------------------------------------------------
+// Broadcasts. A row vector in layout `row` is float[2] (rows r, r + 8); a
+// column vector in layout `col` is float[Count / 2] with entry 2j + e holding
+// column 8j + 2(l % 4) + e.
+// ---------------------------------------------------------------------------
+
+/// d[i] = f(d[i], rowv[row half of i]).
+template <int Count, typename F>
+__device__ __forceinline__ void applyRow(float (&d)[Count],
+                                         const float (&rowv)[2], F f) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i)
+    d[i] = f(d[i], rowv[(i >> 1) & 1]);
+}
+
+/// d[i] = f(d[i], colv[column slot of i]).
+template <int Count, typename F>
+__device__ __forceinline__ void applyCol(float (&d)[Count],
+                                         const float (&colv)[Count / 2], F f) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i)
+    d[i] = f(d[i], colv[2 * (i >> 2) + (i & 1)]);
+}
+
+/// Loads this thread's slice of a length-N column vector (layout `col`).
+template <int Count>
+__device__ __forceinline__ void loadColSlice(const float *v,
+                                             float (&colv)[Count / 2]) {
+  const int q = threadIdx.x % 4;
+#pragma unroll
+  for (int j = 0; j < Count / 4; ++j) {
+    colv[2 * j] = v[8 * j + 2 * q];
+    colv[2 * j + 1] = v[8 * j + 2 * q + 1];
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Conversions to a register A operand (layout `a_reg`).
+// ---------------------------------------------------------------------------
+
+template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
+
+template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/// 16-bit A operand: k-block kb (columns 16kb..16kb+15) of the accumulator is
+/// exactly the m64k16 A fragment of the same thread (rows r, r+8 by columns
+/// 2q, 2q+1 and 8+2q, 9+2q), so the conversion is a pairwise pack.
+template <typename T, int Count>
+__device__ __forceinline__ void accToA16(const float (&d)[Count],
+                                         uint32_t (&a)[Count / 8][4]) {
+#pragma unroll
+  for (int kb = 0; kb < Count / 8; ++kb)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      a[kb][j] = pack2<T>(d[8 * kb + 2 * j], d[8 * kb + 2 * j + 1]);
+}
+
+/// e4m3 A operand (m64k32): register j = 2s + h of k-block kb must hold row
+/// r + 8h, columns 32kb + 16s + 4q .. +3, but the accumulator gives lane q
+/// columns 2q, 2q+1 of each 8-column block. Each lane packs its two column
+/// pairs of one 16-column half into a word, and lane q gathers the words of
+/// lanes 2(q%2) and 2(q%2)+1 of its quad and byte-permutes the half it needs
+/// (8-column block q/2 of that half).
+template <int Count>
+__device__ __forceinline__ void accToAE4M3(const float (&d)[Count],
+                                           uint32_t (&a)[Count / 16][4]) {
+  const int lane = threadIdx.x % 32;
+  const int q = lane % 4;
+  const int src0 = (lane & ~3) | (2 * (q % 2));
+  const int src1 = src0 + 1;
+  const uint32_t sel = (q / 2) ? 0x7632u : 0x5410u;
+#pragma unroll
+  for (int kb = 0; kb < Count / 16; ++kb)
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int b0 = 4 * (4 * kb + 2 * s) + 2 * h; // block 2s of kb
+        const int b1 = b0 + 4;                       // block 2s + 1
+        const uint32_t lo = __nv_cvt_float2_to_fp8x2(
+            make_float2(d[b0], d[b0 + 1]), __NV_SATFINITE, __NV_E4M3);
+        const uint32_t hi = __nv_cvt_float2_to_fp8x2(
+            make_float2(d[b1], d[b1 + 1]), __NV_SATFINITE, __NV_E4M3);
+        const uint32_t word = lo | (hi << 16);
+        const uint32_t x = __shfl_sync(0xffffffffu, word, src0);
+        const uint32_t y = __shfl_sync(0xffffffffu, word, src1);
+        a[kb][2 * s + h] = __byte_perm(x, y, sel);
+      }
+}
+
+// ---------------------------------------------------------------------------
+// stmatrix epilogue.
+// ---------------------------------------------------------------------------
+
+/// Stores four 8x8 b16 matrices; lane l gives the row address of row l % 8
+/// of matrix l / 8, and register j carries this thread's pair of matrix j.
+__device__ __forceinline__ void stmatrixX4(uint32_t addr, uint32_t r0,
+                                           uint32_t r1, uint32_t r2,
+                                           uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, "
+               "%4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+/// Converts columns [64 Box, 64 Box + 64) of the warp group's 64 x N
+/// accumulator to T and writes them with stmatrix into `box`: one 64 x 64
+/// tile of 16-bit elements in TMA's 128-byte swizzle (8 KB, 1024-byte
+/// aligned), ready for tmaStore2D after fenceProxyAsyncShared() and a barrier.
+/// Per 16 columns the four 8x8 matrices are (rows 0-7, cols 0-7), (rows 8-15,
+/// cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15): the same pairs
+/// accToA16 packs.
+template <typename T, int Box, int Count>
+__device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
+                                                    void *box) {
+  static_assert(Box * 64 < Count * 2, "box outside the fragment");
+  const int tid = threadIdx.x % kWarpGroupThreads;
+  const int lane = tid % 32;
+  const int mat = lane / 8;
+  const uint32_t row = 16 * (tid / 32) + 8 * (mat & 1) + lane % 8;
+  const uint32_t base = smemAddr(box);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int i = 8 * (4 * Box + c);
+    const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
+    stmatrixX4(base + swizzle128Offset(row, colByte),
+               pack2<T>(d[i], d[i + 1]), pack2<T>(d[i + 2], d[i + 3]),
+               pack2<T>(d[i + 4], d[i + 5]), pack2<T>(d[i + 6], d[i + 7]));
+  }
+}
+
+} // namespace tawa::device

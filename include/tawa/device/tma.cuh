@@ -1,0 +1,87 @@
+// TMA (cp.async.bulk.tensor) tiled loads and stores. Tensor maps are built on
+// the host (cuTensorMapEncodeTiled) and passed as __grid_constant__ kernel
+// parameters; the map decides box size, 128-byte swizzle and out-of-bounds
+// zero fill, so the device side only names coordinates (innermost first).
+#pragma once
+#include "tawa/device/mbarrier.cuh"
+#include <cuda.h>
+#include <cstdint>
+
+namespace tawa::device {
+
+/// Pulls the descriptor into the constant cache ahead of the first copy.
+__device__ __forceinline__ void tmaPrefetchDescriptor(const CUtensorMap *map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
+}
+
+/// 2D box load at element coordinates (c0 innermost, c1) into `dst`
+/// (1024-byte aligned for 128B swizzle); completes `bytes` on `bar`, which the
+/// caller announced with mbarrierArriveExpectTx.
+__device__ __forceinline__ void tmaLoad2D(void *dst, const CUtensorMap *map,
+                                          MBarrier *bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+                   smemAddr(dst)),
+               "l"(map), "r"(smemAddr(bar)), "r"(c0), "r"(c1)
+               : "memory");
+}
+
+/// 3D box load (c0 innermost).
+__device__ __forceinline__ void tmaLoad3D(void *dst, const CUtensorMap *map,
+                                          MBarrier *bar, int c0, int c1,
+                                          int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(
+                   smemAddr(dst)),
+               "l"(map), "r"(smemAddr(bar)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+/// 2D box store from shared memory; parts of the box outside the tensor are
+/// not written. The writing threads must have executed
+/// fenceProxyAsyncShared() and synchronized with the issuing thread.
+__device__ __forceinline__ void tmaStore2D(const CUtensorMap *map,
+                                           const void *src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group "
+               "[%0, {%2, %3}], [%1];\n" ::"l"(map),
+               "r"(smemAddr(src)), "r"(c0), "r"(c1)
+               : "memory");
+}
+
+/// 3D box store.
+__device__ __forceinline__ void tmaStore3D(const CUtensorMap *map,
+                                           const void *src, int c0, int c1,
+                                           int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group "
+               "[%0, {%2, %3, %4}], [%1];\n" ::"l"(map),
+               "r"(smemAddr(src)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+/// Closes the group of stores issued so far by this thread.
+__device__ __forceinline__ void tmaStoreCommit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most N committed store groups still *read* shared memory
+/// (the buffers may then be overwritten; global writes may still be in
+/// flight).
+template <int N> __device__ __forceinline__ void tmaStoreWaitRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
+/// Waits until at most N committed store groups are incomplete (global
+/// memory written).
+template <int N> __device__ __forceinline__ void tmaStoreWait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/// Byte offset of element (row, byte column `colByte`) inside a box written
+/// by TMA with 128-byte swizzle, rows of 128 bytes: the 16-byte chunk index
+/// is XORed with row mod 8. The box must start 1024-byte aligned.
+__host__ __device__ constexpr uint32_t swizzle128Offset(uint32_t row,
+                                                        uint32_t colByte) {
+  return row * 128u + ((((colByte >> 4) ^ (row & 7u)) << 4) | (colByte & 15u));
+}
+
+} // namespace tawa::device

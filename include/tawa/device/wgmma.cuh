@@ -1,0 +1,167 @@
+// Warp-group MMA (wgmma.mma_async, sm_90a) and the shared-memory matrix
+// descriptors that match TMA's 128-byte swizzle. All four warps of a warp
+// group execute every call here.
+#pragma once
+#include "tawa/device/sync.cuh"
+#include "tawa/device/wgmma_ops.cuh"
+#include <cstdint>
+
+namespace tawa::device {
+
+enum class MmaType { F16, BF16, E4M3 };
+
+/// K extent of one wgmma instruction: 32 bytes of K per row for every type.
+template <MmaType T> constexpr int kMmaK = T == MmaType::E4M3 ? 32 : 16;
+
+// ---------------------------------------------------------------------------
+// Descriptors. Bits: [0,14) start address >> 4, [16,30) leading byte offset
+// >> 4, [32,46) stride byte offset >> 4, [49,52) base offset (0: tiles are
+// 1024-byte aligned), [62,64) layout (1 = 128-byte swizzle).
+// ---------------------------------------------------------------------------
+
+__device__ __forceinline__ uint64_t makeSmemDescSw128(uint32_t addr,
+                                                      uint32_t lboBytes,
+                                                      uint32_t sboBytes) {
+  uint64_t desc = (addr & 0x3FFFFu) >> 4;
+  desc |= uint64_t((lboBytes >> 4) & 0x3FFFu) << 16;
+  desc |= uint64_t((sboBytes >> 4) & 0x3FFFu) << 32;
+  desc |= uint64_t(1) << 62;
+  return desc;
+}
+
+/// K-major operand (rows of 128 bytes of K, as a TMA box with inner extent
+/// 128 bytes writes it): 8-row core groups are 1024 bytes apart (SBO); LBO is
+/// unused for swizzled K-major layouts. Step K inside the 128-byte row with
+/// descAdvance(desc, kBytes).
+__device__ __forceinline__ uint64_t descKMajorSw128(const void *tile) {
+  return makeSmemDescSw128(smemAddr(tile), 16, 1024);
+}
+
+/// MN-major operand of a 16-bit type: the tile is stored K rows x 64 MN
+/// elements per 128-byte row (one TMA box per 64 MN columns, boxes
+/// `mnBlockBytes` apart). LBO = distance between 64-wide MN blocks, SBO =
+/// distance between groups of 8 K rows (1024). Step K by 16 rows with
+/// descAdvance(desc, 16 * 128).
+__device__ __forceinline__ uint64_t descMNMajorSw128(const void *tile,
+                                                     uint32_t mnBlockBytes) {
+  return makeSmemDescSw128(smemAddr(tile), mnBlockBytes, 1024);
+}
+
+/// Moves the start address by `bytes` (a multiple of 16). The hardware applies
+/// the swizzle to the final address, so advancing along K inside a swizzled
+/// row is a plain add.
+__device__ __forceinline__ uint64_t descAdvance(uint64_t desc, uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
+
+// ---------------------------------------------------------------------------
+// Ordering.
+// ---------------------------------------------------------------------------
+
+/// Required before the first wgmma that reads registers (accumulators or
+/// A fragments) written by ordinary instructions.
+__device__ __forceinline__ void wgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+/// Closes the batch of wgmmas issued since the last commit into one group.
+__device__ __forceinline__ void wgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/// Waits until at most N committed groups are pending; the completed groups'
+/// shared-memory reads are finished and their accumulators are final.
+template <int N> __device__ __forceinline__ void wgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/// Pins the accumulator registers at this point of the instruction stream.
+/// Register-only code may otherwise be moved across wgmmaWait() (which only
+/// clobbers memory) and read accumulators the tensor cores still write.
+template <int Count>
+__device__ __forceinline__ void fenceFragment(float (&d)[Count]) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i)
+    asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int Count>
+__device__ __forceinline__ void fenceFragment(uint32_t (&a)[Count]) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i)
+    asm volatile("" : "+r"(a[i])::"memory");
+}
+
+// ---------------------------------------------------------------------------
+// MMAs: D[64 x N] (+)= A[64 x K] * B[K x N], f32 accumulators in the layout
+// of fragment.cuh. Trans = 1 marks an MN-major operand (16-bit types only).
+// ---------------------------------------------------------------------------
+
+/// A and B from shared memory.
+template <int N, MmaType T, int TransA = 0, int TransB = 0>
+__device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], uint64_t descA,
+                                        uint64_t descB, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "N must be 64, 128 or 256");
+  static_assert(T != MmaType::E4M3 || (TransA == 0 && TransB == 0),
+                "fp8 wgmma takes K-major operands only");
+  using namespace detail;
+  if constexpr (T == MmaType::F16) {
+    if constexpr (N == 64)
+      wgmma_ss_f16_m64n64k16<TransA, TransB>(d, descA, descB, scaleD);
+    else if constexpr (N == 128)
+      wgmma_ss_f16_m64n128k16<TransA, TransB>(d, descA, descB, scaleD);
+    else
+      wgmma_ss_f16_m64n256k16<TransA, TransB>(d, descA, descB, scaleD);
+  } else if constexpr (T == MmaType::BF16) {
+    if constexpr (N == 64)
+      wgmma_ss_bf16_m64n64k16<TransA, TransB>(d, descA, descB, scaleD);
+    else if constexpr (N == 128)
+      wgmma_ss_bf16_m64n128k16<TransA, TransB>(d, descA, descB, scaleD);
+    else
+      wgmma_ss_bf16_m64n256k16<TransA, TransB>(d, descA, descB, scaleD);
+  } else {
+    if constexpr (N == 64)
+      wgmma_ss_e4m3_m64n64k32(d, descA, descB, scaleD);
+    else if constexpr (N == 128)
+      wgmma_ss_e4m3_m64n128k32(d, descA, descB, scaleD);
+    else
+      wgmma_ss_e4m3_m64n256k32(d, descA, descB, scaleD);
+  }
+}
+
+/// A from registers (the a_reg layout of fragment.cuh), B from shared memory.
+template <int N, MmaType T, int TransB = 0>
+__device__ __forceinline__ void wgmmaRS(float (&d)[N / 2],
+                                        const uint32_t (&a)[4],
+                                        uint64_t descB, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "N must be 64, 128 or 256");
+  static_assert(T != MmaType::E4M3 || TransB == 0,
+                "fp8 wgmma takes K-major operands only");
+  using namespace detail;
+  if constexpr (T == MmaType::F16) {
+    if constexpr (N == 64)
+      wgmma_rs_f16_m64n64k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else if constexpr (N == 128)
+      wgmma_rs_f16_m64n128k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else
+      wgmma_rs_f16_m64n256k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
+  } else if constexpr (T == MmaType::BF16) {
+    if constexpr (N == 64)
+      wgmma_rs_bf16_m64n64k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else if constexpr (N == 128)
+      wgmma_rs_bf16_m64n128k16<TransB>(d, a[0], a[1], a[2], a[3], descB,
+                                       scaleD);
+    else
+      wgmma_rs_bf16_m64n256k16<TransB>(d, a[0], a[1], a[2], a[3], descB,
+                                       scaleD);
+  } else {
+    if constexpr (N == 64)
+      wgmma_rs_e4m3_m64n64k32(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else if constexpr (N == 128)
+      wgmma_rs_e4m3_m64n128k32(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else
+      wgmma_rs_e4m3_m64n256k32(d, a[0], a[1], a[2], a[3], descB, scaleD);
+  }
+}
+
+} // namespace tawa::device
