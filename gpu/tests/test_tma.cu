@@ -63,9 +63,10 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
   char name[128];
   std::snprintf(name, sizeof name, "tma%dd_roundtrip_swizzle128_%s_%dx%dx%d", Rank,
                 label, Z, Y, X);
-  const int pitch = X + 24;   // padded rows: writes past X would land here
+  const int inPitch = (X + 7) / 8 * 8; // TMA: row pitch a multiple of 16 B
+  const int pitch = inPitch + 24; // padded rows: writes past X would land here
   const int guardRows = 3;    // rows past Y (and past Z * Y) must stay poisoned
-  const size_t inElems = size_t(Z) * Y * X;
+  const size_t inElems = size_t(Z) * Y * inPitch;
   const size_t outElems = size_t(Z) * Y * pitch + size_t(guardRows) * pitch;
   std::vector<uint16_t> hin(inElems);
   for (auto &v : hin)
@@ -88,13 +89,13 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
   CUtensorMap mIn, mOut;
   if (Rank == 2) {
     mIn = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, din, {uint64_t(Y), uint64_t(X)},
-                      {uint64_t(X)}, {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+                      {uint64_t(inPitch)}, {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
     mOut = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dout, {uint64_t(Y), uint64_t(X)},
                        {uint64_t(pitch)}, {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
   } else {
     mIn = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, din,
                       {uint64_t(Z), uint64_t(Y), uint64_t(X)},
-                      {uint64_t(Y) * X, uint64_t(X)},
+                      {uint64_t(Y) * inPitch, uint64_t(inPitch)},
                       {uint32_t(boxOuter), uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
     mOut = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dout,
                        {uint64_t(Z), uint64_t(Y), uint64_t(X)},
@@ -124,17 +125,25 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
         for (int bx = 0; bx < 64; ++bx) {
           const int z = tz * boxOuter + bz, y = ty * boxRows + by, x = tx * 64 + bx;
           const bool inside = z < Z && y < Y && x < X;
-          const uint16_t want = inside ? hin[(size_t(z) * Y + y) * X + x] : 0;
+          const uint16_t want = inside ? hin[(size_t(z) * Y + y) * inPitch + x] : 0;
           const uint32_t off = hostSwizzle128(bz * boxRows + by, 2 * bx);
           badLoad += dump[size_t(t) * boxBytes / 2 + off / 2] != want;
         }
   }
-  size_t badStore = 0;
+  size_t badStore = 0, chunkTailWrites = 0;
   for (size_t i = 0; i < outElems; ++i) {
     const size_t row = i / pitch, x = i % pitch;
     const size_t z = row / Y, y = row % Y;
     const bool inside = z < size_t(Z) && x < size_t(X);
-    const uint16_t want = inside ? hin[(z * Y + y) * X + x] : kPoison;
+    const uint16_t want = inside ? hin[(z * Y + y) * inPitch + x] : kPoison;
+    // TMA stores write whole 16-byte chunks: past an inner extent that is not
+    // a multiple of 8 elements, the rest of the last chunk may receive the
+    // box's (zero-filled) shared-memory bytes. Nothing beyond it may change.
+    const bool chunkTail = z < size_t(Z) && x >= size_t(X) && x < size_t(X + 7) / 8 * 8;
+    if (chunkTail && hout[i] == 0) {
+      ++chunkTailWrites;
+      continue;
+    }
     badStore += hout[i] != want;
   }
   if (badLoad || badStore)
@@ -143,6 +152,10 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
              badLoad, badStore);
   else
     rep.pass(name);
+  if (chunkTailWrites)
+    std::printf("  note: %zu padding elements inside the last 16-byte chunk of "
+                "a row were written with 0 (TMA store granularity)\n",
+                chunkTailWrites);
 }
 
 } // namespace
@@ -156,6 +169,7 @@ int main() {
   runCase<2>(rep, "edges", 1, 300, 200, 1, 64, rng);      // partial rows & cols
   runCase<2>(rep, "tallbox", 1, 517, 136, 1, 256, rng);   // 256-row boxes (GEMM B)
   runCase<2>(rep, "narrow", 1, 77, 8, 1, 128, rng);       // X < one box
+  runCase<2>(rep, "odd_inner", 1, 150, 203, 1, 64, rng); // 406-byte rows
   runCase<3>(rep, "edges", 5, 70, 96, 2, 64, rng);
   runCase<3>(rep, "odd_outer", 3, 40, 72, 2, 16, rng);
   return rep.exitCode();
