@@ -1,0 +1,38 @@
+//===- Grid.h - Launch-grid computation -------------------------*- C++ -*-===//
+//
+// The grid of a launch is a pure function of the metadata, the scalar
+// arguments and the SM count, kept apart from the driver so it can be tested
+// on machines without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tawa/runtime/Metadata.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tawa::runtime {
+
+struct LaunchDims {
+  std::array<unsigned, 3> grid = {1, 1, 1};
+  std::array<unsigned, 3> block = {1, 1, 1};
+  std::array<unsigned, 3> cluster = {1, 1, 1};
+  unsigned dynamicSmemBytes = 0;
+  /// Number of tiles the grid formula counted before persistence clamped it.
+  uint64_t tiles = 0;
+  /// True when there is no work (some grid factor is zero); launch is a no-op.
+  bool empty() const { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
+};
+
+/// `scalars[i]` holds the integer value of parameter i when it is an i32/i64
+/// scalar; entries for other parameters are ignored. For "persistent" grids
+/// grid.x = min(smCount, tiles), rounded to a multiple of the cluster; for
+/// "tiles" grids every dimension is rounded up to a multiple of the cluster.
+LaunchDims computeLaunchDims(const KernelMetadata &md,
+                             const std::vector<std::optional<int64_t>> &scalars,
+                             unsigned smCount);
+
+} // namespace tawa::runtime

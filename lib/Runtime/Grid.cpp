@@ -1,0 +1,85 @@
+//===- Grid.cpp - Launch-grid computation
+//----------------------------------===//
+
+#include "tawa/runtime/Grid.h"
+#include "tawa/runtime/Error.h"
+
+namespace tawa::runtime {
+
+namespace {
+
+constexpr uint64_t kMaxGridX = (uint64_t(1) << 31) - 1;
+constexpr uint64_t kMaxGridYZ = 65535;
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint64_t roundUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
+
+/// Product of ceil(param / size) over the terms; saturates far above any
+/// legal grid so that the range check below reports the overflow.
+uint64_t evalDim(const std::vector<GridTerm> &terms, const KernelMetadata &md,
+                 const std::vector<std::optional<int64_t>> &scalars) {
+  uint64_t product = 1;
+  for (const GridTerm &t : terms) {
+    if (t.paramIndex >= scalars.size() || !scalars[t.paramIndex])
+      throw Error("grid: no integer value for parameter '" + t.param + "' of " +
+                  md.kernel);
+    int64_t value = *scalars[t.paramIndex];
+    if (value < 0)
+      throw Error("grid: parameter '" + t.param + "' of " + md.kernel +
+                  " is negative (" + std::to_string(value) + ")");
+    uint64_t factor =
+        ceilDiv(static_cast<uint64_t>(value), static_cast<uint64_t>(t.size));
+    if (factor != 0 && product > (uint64_t(1) << 62) / factor)
+      product = uint64_t(1) << 62;
+    else
+      product *= factor;
+  }
+  return product;
+}
+
+} // namespace
+
+LaunchDims computeLaunchDims(const KernelMetadata &md,
+                             const std::vector<std::optional<int64_t>> &scalars,
+                             unsigned smCount) {
+  LaunchDims dims;
+  dims.block = md.block;
+  dims.cluster = md.cluster;
+  dims.dynamicSmemBytes = md.dynamicSmemBytes;
+  uint64_t g[3];
+  for (int d = 0; d < 3; ++d)
+    g[d] = evalDim(md.grid.dims[d], md, scalars);
+
+  if (md.grid.kind == GridKind::Persistent) {
+    if (smCount == 0)
+      throw Error("grid: a persistent grid needs the SM count, got 0");
+    uint64_t tiles = g[0] * g[1] * g[2];
+    if (g[0] && g[1] && g[2] && tiles / g[0] / g[1] != g[2])
+      tiles = uint64_t(1) << 62;
+    dims.tiles = tiles;
+    uint64_t x = std::min<uint64_t>(tiles, smCount);
+    // Whole clusters only: round down so no CTA waits for an SM that a
+    // sibling holds, but keep at least one cluster when there is work.
+    uint64_t cx = md.cluster[0];
+    if (x != 0)
+      x = std::max<uint64_t>(cx, x / cx * cx);
+    dims.grid = {static_cast<unsigned>(x), x ? 1u : 0u, x ? 1u : 0u};
+    return dims;
+  }
+
+  dims.tiles = g[0] * g[1] * g[2];
+  const char *axes = "xyz";
+  for (int d = 0; d < 3; ++d) {
+    uint64_t v = roundUp(g[d], md.cluster[d]);
+    uint64_t limit = d == 0 ? kMaxGridX : kMaxGridYZ;
+    if (v > limit)
+      throw Error(std::string("grid: ") + axes[d] + " = " + std::to_string(v) +
+                  " exceeds the CUDA limit " + std::to_string(limit) + " for " +
+                  md.kernel);
+    dims.grid[d] = static_cast<unsigned>(v);
+  }
+  return dims;
+}
+
+} // namespace tawa::runtime

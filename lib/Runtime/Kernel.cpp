@@ -1,0 +1,284 @@
+//===- Kernel.cpp - Loading and launching tawa kernels
+//---------------------===//
+
+#include "tawa/runtime/Kernel.h"
+#include "tawa/runtime/Driver.h"
+#include "tawa/runtime/Error.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace tawa::runtime {
+
+KernelArg KernelArg::tensor(TensorDesc desc) {
+  KernelArg a;
+  a.kind_ = Kind::Tensor;
+  a.tensor_ = std::move(desc);
+  return a;
+}
+
+KernelArg KernelArg::integer(int64_t value) {
+  KernelArg a;
+  a.kind_ = Kind::Int;
+  a.int_ = value;
+  return a;
+}
+
+KernelArg KernelArg::floating(double value) {
+  KernelArg a;
+  a.kind_ = Kind::Float;
+  a.float_ = value;
+  return a;
+}
+
+static const char *argKindName(KernelArg::Kind k) {
+  switch (k) {
+  case KernelArg::Kind::Tensor:
+    return "a tensor";
+  case KernelArg::Kind::Int:
+    return "an integer";
+  case KernelArg::Kind::Float:
+    return "a float";
+  }
+  return "?";
+}
+
+std::vector<std::optional<int64_t>>
+checkKernelArgs(const KernelMetadata &md, const std::vector<KernelArg> &args) {
+  if (args.size() != md.params.size())
+    throw Error(md.kernel + ": expected " + std::to_string(md.params.size()) +
+                " arguments, got " + std::to_string(args.size()));
+  std::vector<std::optional<int64_t>> scalars(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamSpec &p = md.params[i];
+    const KernelArg &a = args[i];
+    std::string where = md.kernel + ": argument " + std::to_string(i) + " '" +
+                        p.name + "' (" + paramKindName(p.kind) + ")";
+    KernelArg::Kind want = p.kind == ParamKind::TensorMap
+                               ? KernelArg::Kind::Tensor
+                           : p.kind == ParamKind::F32 ? KernelArg::Kind::Float
+                                                      : KernelArg::Kind::Int;
+    // An integer is accepted for an f32 parameter (the reverse would lose the
+    // fraction silently), and a ptr takes a tensor's address or an integer.
+    bool ok =
+        a.kind() == want ||
+        (want == KernelArg::Kind::Float && a.kind() == KernelArg::Kind::Int) ||
+        (p.kind == ParamKind::Ptr && a.kind() == KernelArg::Kind::Tensor);
+    if (!ok)
+      throw Error(where + ": got " + argKindName(a.kind()));
+    if (p.kind == ParamKind::I32 &&
+        (a.intValue() < std::numeric_limits<int32_t>::min() ||
+         a.intValue() > std::numeric_limits<int32_t>::max()))
+      throw Error(where + ": value " + std::to_string(a.intValue()) +
+                  " does not fit in 32 bits");
+    if (p.kind == ParamKind::I32 || p.kind == ParamKind::I64)
+      scalars[i] = a.intValue();
+  }
+  return scalars;
+}
+
+struct Kernel::Impl {
+  KernelMetadata md;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  unsigned smCount = 0;
+
+  ~Impl() {
+    if (!module || !Driver::available())
+      return;
+    // Unloading after the context is gone (process teardown) reports an
+    // error that nobody can act on; ignore it.
+    Driver::get().cuModuleUnload(module);
+  }
+};
+
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Kernel::Kernel(Kernel &&) noexcept = default;
+Kernel &Kernel::operator=(Kernel &&) noexcept = default;
+Kernel::~Kernel() = default;
+
+const KernelMetadata &Kernel::metadata() const { return impl_->md; }
+CUfunction Kernel::function() const { return impl_->function; }
+
+Kernel Kernel::fromImage(KernelMetadata md, const std::vector<char> &image) {
+  Driver &d = Driver::get();
+  auto impl = std::make_unique<Impl>();
+  impl->context = ensureContext();
+  const std::string what = "kernel " + md.kernel;
+  TAWA_CU_CHECK(d.cuModuleLoadData(&impl->module, image.data()), what);
+  CUresult r =
+      d.cuModuleGetFunction(&impl->function, impl->module, md.kernel.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND)
+    throw Error("cuModuleGetFunction failed: " + describeCuResult(r) +
+                " [the CUBIN has no entry '" + md.kernel +
+                "'; is it declared extern \"C\" __global__?]");
+  checkCu(r, "cuModuleGetFunction", what);
+
+  CUdevice dev;
+  TAWA_CU_CHECK(d.cuCtxGetDevice(&dev), what);
+  int sms = 0, optin = 0;
+  TAWA_CU_CHECK(d.cuDeviceGetAttribute(
+                    &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                what);
+  TAWA_CU_CHECK(
+      d.cuDeviceGetAttribute(
+          &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
+      what);
+  impl->smCount = static_cast<unsigned>(sms);
+  int staticSmem = 0;
+  TAWA_CU_CHECK(d.cuFuncGetAttribute(&staticSmem,
+                                     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                     impl->function),
+                what);
+  if (static_cast<long>(staticSmem) + md.dynamicSmemBytes >
+      static_cast<long>(optin))
+    throw Error(what + ": " + std::to_string(staticSmem) + " B static + " +
+                std::to_string(md.dynamicSmemBytes) +
+                " B dynamic shared memory exceeds the device's per-block "
+                "limit of " +
+                std::to_string(optin) + " B");
+  // Without raising this attribute every launch asking for more than 48 KiB
+  // of dynamic shared memory fails with CUDA_ERROR_INVALID_VALUE.
+  TAWA_CU_CHECK(
+      d.cuFuncSetAttribute(impl->function,
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           static_cast<int>(md.dynamicSmemBytes)),
+      what + ", " + std::to_string(md.dynamicSmemBytes) + " B");
+  int maxThreads = 0;
+  TAWA_CU_CHECK(d.cuFuncGetAttribute(&maxThreads,
+                                     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                     impl->function),
+                what);
+  unsigned threads = md.block[0] * md.block[1] * md.block[2];
+  if (threads > static_cast<unsigned>(maxThreads))
+    throw Error(what + ": metadata asks for " + std::to_string(threads) +
+                " threads per CTA but the compiled function allows at most " +
+                std::to_string(maxThreads) +
+                " (check __launch_bounds__ and register use)");
+  impl->md = std::move(md);
+  return Kernel(std::move(impl));
+}
+
+Kernel Kernel::load(const std::string &metadataPath,
+                    const LoadOptions &options) {
+  KernelMetadata md = loadMetadataFile(metadataPath);
+  std::vector<char> image;
+  if (!options.cubinOverride.empty() || !md.cubin.empty()) {
+    std::string path = options.cubinOverride.empty() ? md.resolve(md.cubin)
+                                                     : options.cubinOverride;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw Error("cannot open CUBIN '" + path + "' named by " + metadataPath);
+    image.assign(std::istreambuf_iterator<char>(in),
+                 std::istreambuf_iterator<char>());
+    if (image.empty())
+      throw Error("CUBIN '" + path + "' is empty");
+  } else {
+    std::string path = md.resolve(md.source);
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw Error("cannot open CUDA source '" + path + "' named by " +
+                  metadataPath);
+    std::ostringstream text;
+    text << in.rdbuf();
+    CompileOptions compile = options.compile;
+    compile.extraOptions.insert(compile.extraOptions.end(),
+                                md.nvrtcOptions.begin(), md.nvrtcOptions.end());
+    image = compileCuda(text.str(), path, compile).cubin;
+  }
+  return fromImage(std::move(md), image);
+}
+
+LaunchDims Kernel::launchDims(const std::vector<KernelArg> &args) const {
+  return computeLaunchDims(impl_->md, checkKernelArgs(impl_->md, args),
+                           impl_->smCount);
+}
+
+void Kernel::launch(const std::vector<KernelArg> &args, CUstream stream) const {
+  const KernelMetadata &md = impl_->md;
+  LaunchDims dims = launchDims(args);
+  if (dims.empty())
+    return;
+  Driver &d = Driver::get();
+  CUcontext current = nullptr;
+  TAWA_CU_CHECK(d.cuCtxGetCurrent(&current), md.kernel);
+  if (current != impl_->context)
+    throw Error(md.kernel + ": launched from a thread whose current context "
+                            "is not the one the kernel was loaded into");
+
+  // Parameter storage must outlive cuLaunchKernelEx, which copies it.
+  std::vector<CUtensorMap> maps;
+  maps.reserve(args.size());
+  struct Scalar {
+    int32_t i32;
+    int64_t i64;
+    float f32;
+  };
+  std::vector<Scalar> scalars(args.size());
+  std::vector<void *> params(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamSpec &p = md.params[i];
+    switch (p.kind) {
+    case ParamKind::TensorMap: {
+      TensorMapEncodeArgs enc =
+          computeTensorMapArgs(p.tensor, args[i].tensorDesc(), p.name);
+      maps.push_back(encodeTensorMap(enc, p.name));
+      params[i] = &maps.back();
+      break;
+    }
+    case ParamKind::Ptr:
+      scalars[i].i64 =
+          static_cast<int64_t>(args[i].kind() == KernelArg::Kind::Tensor
+                                   ? args[i].tensorDesc().address
+                                   : args[i].intValue());
+      params[i] = &scalars[i].i64;
+      break;
+    case ParamKind::I32:
+      scalars[i].i32 = static_cast<int32_t>(args[i].intValue());
+      params[i] = &scalars[i].i32;
+      break;
+    case ParamKind::I64:
+      scalars[i].i64 = args[i].intValue();
+      params[i] = &scalars[i].i64;
+      break;
+    case ParamKind::F32:
+      scalars[i].f32 = static_cast<float>(args[i].kind() == KernelArg::Kind::Int
+                                              ? double(args[i].intValue())
+                                              : args[i].floatValue());
+      params[i] = &scalars[i].f32;
+      break;
+    }
+  }
+
+  CUlaunchConfig config = {};
+  config.gridDimX = dims.grid[0];
+  config.gridDimY = dims.grid[1];
+  config.gridDimZ = dims.grid[2];
+  config.blockDimX = dims.block[0];
+  config.blockDimY = dims.block[1];
+  config.blockDimZ = dims.block[2];
+  config.sharedMemBytes = dims.dynamicSmemBytes;
+  config.hStream = stream;
+  CUlaunchAttribute attrs[1];
+  if (dims.cluster[0] * dims.cluster[1] * dims.cluster[2] > 1) {
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim.x = dims.cluster[0];
+    attrs[0].value.clusterDim.y = dims.cluster[1];
+    attrs[0].value.clusterDim.z = dims.cluster[2];
+    config.attrs = attrs;
+    config.numAttrs = 1;
+  }
+  std::ostringstream ctx;
+  ctx << md.kernel << ": grid (" << dims.grid[0] << ", " << dims.grid[1] << ", "
+      << dims.grid[2] << "), block (" << dims.block[0] << ", " << dims.block[1]
+      << ", " << dims.block[2] << "), cluster (" << dims.cluster[0] << ", "
+      << dims.cluster[1] << ", " << dims.cluster[2] << "), "
+      << dims.dynamicSmemBytes << " B dynamic shared memory";
+  checkCu(d.cuLaunchKernelEx(&config, impl_->function, params.data(), nullptr),
+          "cuLaunchKernelEx", ctx.str());
+}
+
+} // namespace tawa::runtime
