@@ -77,10 +77,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     int mt, nt;
     tileCoords(t, mTiles, nTiles, mt, nt);
 
-    // Main loop with MMA lag P = 1: the wgmmas of iteration k stay in flight
-    // while iteration k + 1 waits for its data; slot k - 1 is released only
-    // after wgmmaWait<1>() retired the group that read it.
-    uint32_t pendingSlot = 0;
+    // Main loop with MMA lag P: the wgmmas of the last P iterations stay in
+    // flight while the next iteration waits for its data; the slot of
+    // iteration k - P is released only after wgmmaWait<P>() retired the group
+    // that read it.
     for (int k = 0; k < kIters; ++k) {
       mbarrierWait(&full[ring.slot], ring.phase);
       const uint64_t descA =
@@ -94,15 +94,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                                    (k > 0 || kk > 0) ? 1 : 0);
       wgmmaCommit();
       wgmmaWait<kMmaLag>();
-      if (k > 0 && laneZero)
-        mbarrierArrive(&empty[pendingSlot]);
-      pendingSlot = ring.slot;
+      if (k >= kMmaLag && laneZero)
+        mbarrierArrive(&empty[(ring.slot + kStages - kMmaLag) % kStages]);
       ring.advance();
     }
     wgmmaWait<0>();
     fenceFragment(acc);
-    if (laneZero)
-      mbarrierArrive(&empty[pendingSlot]);
+    // Release the slots of the last min(P, kIters) iterations.
+    for (int j = min(kMmaLag, kIters); j >= 1; --j)
+      if (laneZero)
+        mbarrierArrive(&empty[(ring.slot + kStages - j) % kStages]);
 
     // Epilogue: four 64 x 64 boxes through two swizzled buffers per consumer.
     // Before a buffer is rewritten, the TMA store that read it (two boxes ago,

@@ -14,8 +14,19 @@ namespace tawa::ref {
 using namespace tawa::device;
 
 constexpr int kBM = 128, kBN = 256, kBK = 64;
-constexpr int kStages = 4;   // D: ring depth
-constexpr int kMmaLag = 1;   // P: wgmma groups left in flight
+// D and P can be overridden at build time for tuning experiments
+// (-DTAWA_REF_STAGES=3 ...); the CUBIN and its metadata use the defaults.
+#ifndef TAWA_REF_STAGES
+#define TAWA_REF_STAGES 4
+#endif
+#ifndef TAWA_REF_MMA_LAG
+#define TAWA_REF_MMA_LAG 1
+#endif
+constexpr int kStages = TAWA_REF_STAGES; // D: ring depth
+constexpr int kMmaLag = TAWA_REF_MMA_LAG; // P: wgmma groups left in flight
+// The consumer holds P + 1 slots (P in flight, one being issued); the
+// producer needs one more to make progress.
+static_assert(kMmaLag >= 0 && kMmaLag < kStages, "need P < D");
 constexpr int kConsumers = 2;
 constexpr int kThreads = kWarpGroupThreads * (1 + kConsumers);
 constexpr int kGroupM = 8;   // M tiles per raster group (L2 reuse of B)

@@ -1,7 +1,7 @@
 // Standalone driver for the reference GEMM: correctness on odd shapes against
 // an fp32 GPU reference, then timing against cublasGemmEx at M = N = 8192.
-//   ref_gemm_test [--no-bench] [--small]   (--small: one small case, for
-//   compute-sanitizer)
+//   ref_gemm_test [--no-bench] [--bench-only] [--small]   (--small: one small
+//   case with several tiles per CTA, for compute-sanitizer)
 #include "../tests/common.cuh"
 #include "ref_gemm.cuh"
 
@@ -235,14 +235,18 @@ void bench(Report &rep, int sms, uint64_t seed) {
 } // namespace
 
 int main(int argc, char **argv) {
-  bool doBench = true, small = false;
+  bool doBench = true, small = false, benchOnly = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--no-bench"))
       doBench = false;
     if (!std::strcmp(argv[i], "--small"))
       small = true;
+    if (!std::strcmp(argv[i], "--bench-only"))
+      benchOnly = true;
   }
   const uint64_t seed = testSeed("ref_gemm_test");
+  std::printf("ref_gemm: D = %d stages, P = %d, %d bytes of shared memory\n",
+              tawa::ref::kStages, tawa::ref::kMmaLag, tawa::ref::kSmemBytes);
   int dev = 0, sms = 0;
   TAWA_CHECK_CUDA(cudaSetDevice(dev));
   TAWA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -259,10 +263,15 @@ int main(int argc, char **argv) {
   const int cases[][3] = {{1, 1, 8},       {127, 255, 72},  {129, 257, 8},
                           {200, 300, 136}, {1000, 999, 520}, {2049, 1537, 1000},
                           {4096, 4096, 64}, {3000, 5000, 2056}, {128, 256, 4096}};
-  for (auto &c : cases)
+  for (auto &c : cases) {
+    if (benchOnly)
+      break;
     checkCase(rep, c[0], c[1], c[2], sms, seed + c[0] * 31 + c[2]);
-  checkCase(rep, 1000, 999, 520, 3, seed + 7);
-  checkCase(rep, 777, 1300, 4104, 5, seed + 11);
+  }
+  if (!benchOnly) {
+    checkCase(rep, 1000, 999, 520, 3, seed + 7);
+    checkCase(rep, 777, 1300, 4104, 5, seed + 11);
+  }
   if (doBench)
     bench(rep, sms, seed);
   return rep.exitCode();

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kRowBytes = 128; // K extent of A and B tiles, in bytes
 
-template <int N, MmaType T, bool RegA, int TransB>
+template <int N, MmaType T, bool RegA, int TransA, int TransB>
 __global__ void __launch_bounds__(128, 1)
     mmaKernel(const __grid_constant__ CUtensorMap mapA,
               const __grid_constant__ CUtensorMap mapB, const uint8_t *aGlobal,
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(128, 1)
   __syncthreads();
   if (tid == 0) {
     mbarrierArriveExpectTx(&bar, 64 * kRowBytes + N * kRowBytes);
-    tmaLoad2D(sA, &mapA, &bar, 0, 0);
+    tmaLoad2D(sA, &mapA, &bar, 0, 0); // MN-major A (64 M): a single box
     if constexpr (TransB) {
       // K rows x 64 N columns per box, one box per 64 columns.
       for (int j = 0; j < N / 64; ++j)
@@ -51,7 +51,8 @@ __global__ void __launch_bounds__(128, 1)
 
   float d[N / 2];
   fillFragment(d, __int_as_float(0x7fc00000)); // NaN: scaleD = 0 must ignore it
-  const uint64_t descA = descKMajorSw128(sA);
+  const uint64_t descA =
+      TransA ? descMNMajorSw128(sA, kK * 128) : descKMajorSw128(sA);
   const uint64_t descB =
       TransB ? descMNMajorSw128(sB, kK * 128) : descKMajorSw128(sB);
   uint32_t a[4][4];
@@ -74,7 +75,9 @@ __global__ void __launch_bounds__(128, 1)
     if constexpr (RegA)
       wgmmaRS<N, T, TransB>(d, a[kk], b, kk > 0);
     else
-      wgmmaSS<N, T, 0, TransB>(d, descAdvance(descA, kk * kStepBytes), b, kk > 0);
+      wgmmaSS<N, T, TransA, TransB>(
+          d, descAdvance(descA, TransA ? kk * 16 * 128 : kk * kStepBytes), b,
+          kk > 0);
   }
   wgmmaCommit();
   wgmmaWait<0>();
@@ -84,16 +87,22 @@ __global__ void __launch_bounds__(128, 1)
     out[accRow(tid, i) * N + accCol(tid, i)] = d[i];
 }
 
-template <int N, MmaType T, bool RegA, int TransB>
+template <int N, MmaType T, bool RegA, int TransB, int TransA = 0>
 void runCase(Report &rep, std::mt19937_64 &rng) {
   using E = HostElem<T>;
   using Bits = typename E::Bits;
   constexpr int kK = kRowBytes / sizeof(Bits);
   char name[96];
   std::snprintf(name, sizeof name, "wgmma_m64n%dk%d_%s_%s_B%s", N,
-                kMmaK<T>, E::kName, RegA ? "regA" : "smemA",
+                kMmaK<T>, E::kName,
+                RegA ? "regA" : (TransA ? "smemA_MNmajor" : "smemA"),
                 TransB ? "MNmajor" : "Kmajor");
-  auto A = randomElems<T>(64 * kK, rng);
+  auto A = randomElems<T>(64 * kK, rng); // logical A[m][k] at m * kK + k
+  // Global storage of A: K-major = [m][k], MN-major = [k][m].
+  std::vector<Bits> Ag(A.size());
+  for (int m = 0; m < 64; ++m)
+    for (int k = 0; k < kK; ++k)
+      (TransA ? Ag[k * 64 + m] : Ag[m * kK + k]) = A[m * kK + k];
   auto B = randomElems<T>(size_t(N) * kK, rng); // logical B[k][n] at k * N + n
   // Global storage of B: K-major = [n][k], MN-major = [k][n].
   std::vector<Bits> Bg(B.size());
@@ -105,12 +114,16 @@ void runCase(Report &rep, std::mt19937_64 &rng) {
   TAWA_CHECK_CUDA(cudaMalloc(&dA, A.size() * sizeof(Bits)));
   TAWA_CHECK_CUDA(cudaMalloc(&dB, Bg.size() * sizeof(Bits)));
   TAWA_CHECK_CUDA(cudaMalloc(&dOut, 64 * N * 4));
-  TAWA_CHECK_CUDA(cudaMemcpy(dA, A.data(), A.size() * sizeof(Bits), cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dA, Ag.data(), Ag.size() * sizeof(Bits), cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemcpy(dB, Bg.data(), Bg.size() * sizeof(Bits), cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(dOut, 0xFF, 64 * N * 4)); // NaN poison
-  CUtensorMap mA = encodeTiled(E::kMapType, sizeof(Bits), dA, {64, uint64_t(kK)},
-                               {uint64_t(kK)}, {64, uint32_t(kK)},
-                               CU_TENSOR_MAP_SWIZZLE_128B);
+  // Both layouts are one 64 x 128-byte box (64 M = 128 bytes of 16-bit data).
+  CUtensorMap mA =
+      TransA ? encodeTiled(E::kMapType, sizeof(Bits), dA, {uint64_t(kK), 64}, {64},
+                           {uint32_t(kK), 64}, CU_TENSOR_MAP_SWIZZLE_128B)
+             : encodeTiled(E::kMapType, sizeof(Bits), dA, {64, uint64_t(kK)},
+                           {uint64_t(kK)}, {64, uint32_t(kK)},
+                           CU_TENSOR_MAP_SWIZZLE_128B);
   CUtensorMap mB =
       TransB ? encodeTiled(E::kMapType, sizeof(Bits), dB, {uint64_t(kK), uint64_t(N)},
                            {uint64_t(N)}, {uint32_t(kK), 64}, CU_TENSOR_MAP_SWIZZLE_128B)
@@ -118,7 +131,7 @@ void runCase(Report &rep, std::mt19937_64 &rng) {
                            {uint64_t(kK)}, {uint32_t(N), uint32_t(kK)},
                            CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 64 * kRowBytes + N * kRowBytes;
-  auto kernel = mmaKernel<N, T, RegA, TransB>;
+  auto kernel = mmaKernel<N, T, RegA, TransA, TransB>;
   TAWA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(mA, mB, reinterpret_cast<const uint8_t *>(dA), dOut);
   TAWA_CHECK_LAUNCH();
@@ -169,6 +182,9 @@ template <MmaType T> void runType(Report &rep, std::mt19937_64 &rng) {
     runCase<64, T, true, 1>(rep, rng);
     runCase<128, T, true, 1>(rep, rng);
     runCase<256, T, true, 1>(rep, rng);
+    runCase<64, T, false, 0, 1>(rep, rng);
+    runCase<256, T, false, 0, 1>(rep, rng);
+    runCase<128, T, false, 1, 1>(rep, rng);
   }
 }
 

@@ -20,15 +20,29 @@ cmake -G Ninja -S . -B $B -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF
   -DTAWA_ENABLE_RUNTIME=OFF >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
 ninja -C $B >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 G=$B/gpu
+# Tuning variants of the reference GEMM (D stages, P MMA lag), built in the
+# background while the primitive tests run.
+for v in "3 1" "4 0" "4 2"; do
+  set -- $v
+  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude \
+    -DTAWA_REF_STAGES=$1 -DTAWA_REF_MMA_LAG=$2 -o $G/ref_gemm_D$1_P$2 \
+    gpu/reference/ref_gemm_test.cu gpu/reference/ref_gemm.cu -lcuda -lcublas \
+    >"$OUT/variant_D$1_P$2.build.log" 2>&1 &
+done
 step mbarrier 120 $G/test_mbarrier
 step tma 60 $G/test_tma
 step wgmma 60 $G/test_wgmma
 step fragment 60 $G/test_fragment
+step sync 60 $G/test_sync
 step racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 1 $G/ref_gemm_test --small
 step synccheck 300 compute-sanitizer --tool synccheck --error-exitcode 1 $G/ref_gemm_test --small
 step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 1 $G/ref_gemm_test --small
 step gemm 300 $G/ref_gemm_test
 step resources 30 cuobjdump -res-usage $G/ref_gemm.cubin
+wait
+for v in D3_P1 D4_P0 D4_P2; do
+  [ -x $G/ref_gemm_$v ] && step variant_$v 200 $G/ref_gemm_$v --bench-only
+done
 (cd $B/gpu && ctest -LE gpu --output-on-failure) 2>&1 | tail -8
 echo "=== summary"
 grep -h "^FAIL\|exited" "$OUT"/*.log
