@@ -3,7 +3,10 @@
 # sanitizers on a small GEMM, GEMM correctness and timing, and the resource
 # report. Logs go to $OUT when set. Usage (repo root): gpu/tools/device_run.sh
 set -u
+# Step logs go to $LOGS and are gathered into one file under $OUT at the end
+# (the device tool returns only a few files).
 OUT=${OUT:-/tmp/tawa-out}
+LOGS=$(mktemp -d)
 mkdir -p "$OUT"
 B=build-gpu
 status=0
@@ -11,14 +14,14 @@ step() { # name, timeout, command...
   local name=$1 t=$2
   shift 2
   echo "=== $name"
-  timeout "$t" "$@" 2>&1 | tee "$OUT/$name.log"
+  timeout "$t" "$@" 2>&1 | tee "$LOGS/$name.log"
   local rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { echo "=== $name exited $rc"; status=1; }
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 cmake -G Ninja -S . -B $B -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF \
-  -DTAWA_ENABLE_RUNTIME=OFF >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
-ninja -C $B >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  -DTAWA_ENABLE_RUNTIME=OFF >"$LOGS/configure.log" 2>&1 || { cat "$LOGS/configure.log"; exit 1; }
+ninja -C $B >"$LOGS/build.log" 2>&1 || { tail -50 "$LOGS/build.log"; exit 1; }
 G=$B/gpu
 # Tuning variants of the reference GEMM (D stages, P MMA lag), built in the
 # background while the primitive tests run.
@@ -26,8 +29,9 @@ for v in "3 1" "4 0" "4 2"; do
   set -- $v
   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude \
     -DTAWA_REF_STAGES=$1 -DTAWA_REF_MMA_LAG=$2 -o $G/ref_gemm_D$1_P$2 \
-    gpu/reference/ref_gemm_test.cu gpu/reference/ref_gemm.cu -lcuda -lcublas \
-    >"$OUT/variant_D$1_P$2.build.log" 2>&1 &
+    gpu/reference/ref_gemm_test.cu gpu/reference/ref_gemm.cu \
+    -L/usr/local/cuda/lib64/stubs -lcuda -lcublas \
+    >"$LOGS/variant_D$1_P$2.build.log" 2>&1 &
 done
 step mbarrier 120 $G/test_mbarrier
 step tma 60 $G/test_tma
@@ -45,6 +49,8 @@ for v in D3_P1 D4_P0 D4_P2; do
 done
 (cd $B/gpu && ctest -LE gpu --output-on-failure) 2>&1 | tail -8
 echo "=== summary"
-grep -h "^FAIL\|exited" "$OUT"/*.log
-grep -h "^PASS" "$OUT"/*.log | wc -l | sed 's/^/PASS lines: /'
+for f in "$LOGS"/*.log; do echo "##### $f"; cat "$f"; done >"$OUT/all.log"
+grep -h "^FAIL\|exited" "$LOGS"/*.log
+grep -h "^PASS" "$LOGS"/*.log | wc -l | sed 's/^/PASS lines: /'
+grep -h -A8 "tawa TF/s" "$LOGS"/gemm.log "$LOGS"/variant_*.log | grep -v PASS
 exit $status
