@@ -15,6 +15,10 @@ struct tawa_kernel {
   Kernel kernel;
 };
 
+struct tawa_plan {
+  PreparedLaunch plan;
+};
+
 namespace {
 
 thread_local std::string lastError;
@@ -147,6 +151,26 @@ int tawa_kernel_launch(const tawa_kernel *kernel, const tawa_arg *args,
                           static_cast<CUstream>(stream));
   });
 }
+
+int tawa_kernel_prepare(const tawa_kernel *kernel, const tawa_arg *args,
+                        int nargs, tawa_plan **out) {
+  return guarded([&] {
+    requireKernel(kernel);
+    if (!out)
+      throw Error("tawa_kernel_prepare: null output pointer");
+    *out = new tawa_plan{kernel->kernel.prepare(convertArgs(args, nargs))};
+  });
+}
+
+int tawa_plan_launch(const tawa_plan *plan, void *stream) {
+  return guarded([&] {
+    if (!plan)
+      throw Error("null tawa_plan");
+    plan->plan.launch(static_cast<CUstream>(stream));
+  });
+}
+
+void tawa_plan_free(tawa_plan *plan) { delete plan; }
 
 int tawa_compile_cuda(const char *source, const char *name,
                       const char *const *options, char *path, size_t cap,

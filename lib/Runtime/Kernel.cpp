@@ -197,63 +197,99 @@ LaunchDims Kernel::launchDims(const std::vector<KernelArg> &args) const {
                            impl_->smCount);
 }
 
-void Kernel::launch(const std::vector<KernelArg> &args, CUstream stream) const {
-  const KernelMetadata &md = impl_->md;
-  LaunchDims dims = launchDims(args);
-  if (dims.empty())
-    return;
-  Driver &d = Driver::get();
-  CUcontext current = nullptr;
-  TAWA_CU_CHECK(d.cuCtxGetCurrent(&current), md.kernel);
-  if (current != impl_->context)
-    throw Error(md.kernel + ": launched from a thread whose current context "
-                            "is not the one the kernel was loaded into");
-
-  // Parameter storage must outlive cuLaunchKernelEx, which copies it.
+struct PreparedLaunch::Impl {
+  std::string kernel;
+  CUcontext context = nullptr;
+  CUfunction function = nullptr;
+  LaunchDims dims;
+  // Parameter storage: params[] points into these, so Impl never moves (it
+  // lives behind a unique_ptr) and the vectors never reallocate.
   std::vector<CUtensorMap> maps;
-  maps.reserve(args.size());
   struct Scalar {
     int32_t i32;
     int64_t i64;
     float f32;
   };
-  std::vector<Scalar> scalars(args.size());
-  std::vector<void *> params(args.size());
+  std::vector<Scalar> scalars;
+  std::vector<void *> params;
+  CUlaunchAttribute attrs[1];
+  CUlaunchConfig config = {};
+  std::string description;
+};
+
+PreparedLaunch::PreparedLaunch(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+PreparedLaunch::PreparedLaunch(PreparedLaunch &&) noexcept = default;
+PreparedLaunch &PreparedLaunch::operator=(PreparedLaunch &&) noexcept = default;
+PreparedLaunch::~PreparedLaunch() = default;
+
+const LaunchDims &PreparedLaunch::dims() const { return impl_->dims; }
+
+void PreparedLaunch::launch(CUstream stream) const {
+  if (impl_->dims.empty())
+    return;
+  Driver &d = Driver::get();
+  CUcontext current = nullptr;
+  TAWA_CU_CHECK(d.cuCtxGetCurrent(&current), impl_->kernel);
+  if (current != impl_->context)
+    throw Error(impl_->kernel +
+                ": launched from a thread whose current context "
+                "is not the one the kernel was loaded into");
+  // cuLaunchKernelEx reads the config; copy it so launch() stays const and
+  // safe to call from several threads with different streams.
+  CUlaunchConfig config = impl_->config;
+  config.hStream = stream;
+  checkCu(d.cuLaunchKernelEx(&config, impl_->function, impl_->params.data(),
+                             nullptr),
+          "cuLaunchKernelEx", impl_->description);
+}
+
+PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args) const {
+  const KernelMetadata &md = impl_->md;
+  auto plan = std::make_unique<PreparedLaunch::Impl>();
+  plan->kernel = md.kernel;
+  plan->context = impl_->context;
+  plan->function = impl_->function;
+  plan->dims = launchDims(args);
+  const LaunchDims &dims = plan->dims;
+  plan->maps.reserve(args.size());
+  plan->scalars.resize(args.size());
+  plan->params.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamSpec &p = md.params[i];
+    auto &sc = plan->scalars[i];
     switch (p.kind) {
     case ParamKind::TensorMap: {
       TensorMapEncodeArgs enc =
           computeTensorMapArgs(p.tensor, args[i].tensorDesc(), p.name);
-      maps.push_back(encodeTensorMap(enc, p.name));
-      params[i] = &maps.back();
+      plan->maps.push_back(encodeTensorMap(enc, p.name));
+      plan->params[i] = &plan->maps.back();
       break;
     }
     case ParamKind::Ptr:
-      scalars[i].i64 =
-          static_cast<int64_t>(args[i].kind() == KernelArg::Kind::Tensor
-                                   ? args[i].tensorDesc().address
-                                   : args[i].intValue());
-      params[i] = &scalars[i].i64;
+      sc.i64 = static_cast<int64_t>(args[i].kind() == KernelArg::Kind::Tensor
+                                        ? args[i].tensorDesc().address
+                                        : args[i].intValue());
+      plan->params[i] = &sc.i64;
       break;
     case ParamKind::I32:
-      scalars[i].i32 = static_cast<int32_t>(args[i].intValue());
-      params[i] = &scalars[i].i32;
+      sc.i32 = static_cast<int32_t>(args[i].intValue());
+      plan->params[i] = &sc.i32;
       break;
     case ParamKind::I64:
-      scalars[i].i64 = args[i].intValue();
-      params[i] = &scalars[i].i64;
+      sc.i64 = args[i].intValue();
+      plan->params[i] = &sc.i64;
       break;
     case ParamKind::F32:
-      scalars[i].f32 = static_cast<float>(args[i].kind() == KernelArg::Kind::Int
-                                              ? double(args[i].intValue())
-                                              : args[i].floatValue());
-      params[i] = &scalars[i].f32;
+      sc.f32 = static_cast<float>(args[i].kind() == KernelArg::Kind::Int
+                                      ? double(args[i].intValue())
+                                      : args[i].floatValue());
+      plan->params[i] = &sc.f32;
       break;
     }
   }
 
-  CUlaunchConfig config = {};
+  CUlaunchConfig &config = plan->config;
   config.gridDimX = dims.grid[0];
   config.gridDimY = dims.grid[1];
   config.gridDimZ = dims.grid[2];
@@ -261,14 +297,12 @@ void Kernel::launch(const std::vector<KernelArg> &args, CUstream stream) const {
   config.blockDimY = dims.block[1];
   config.blockDimZ = dims.block[2];
   config.sharedMemBytes = dims.dynamicSmemBytes;
-  config.hStream = stream;
-  CUlaunchAttribute attrs[1];
   if (dims.cluster[0] * dims.cluster[1] * dims.cluster[2] > 1) {
-    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[0].value.clusterDim.x = dims.cluster[0];
-    attrs[0].value.clusterDim.y = dims.cluster[1];
-    attrs[0].value.clusterDim.z = dims.cluster[2];
-    config.attrs = attrs;
+    plan->attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    plan->attrs[0].value.clusterDim.x = dims.cluster[0];
+    plan->attrs[0].value.clusterDim.y = dims.cluster[1];
+    plan->attrs[0].value.clusterDim.z = dims.cluster[2];
+    config.attrs = plan->attrs;
     config.numAttrs = 1;
   }
   std::ostringstream ctx;
@@ -277,8 +311,12 @@ void Kernel::launch(const std::vector<KernelArg> &args, CUstream stream) const {
       << ", " << dims.block[2] << "), cluster (" << dims.cluster[0] << ", "
       << dims.cluster[1] << ", " << dims.cluster[2] << "), "
       << dims.dynamicSmemBytes << " B dynamic shared memory";
-  checkCu(d.cuLaunchKernelEx(&config, impl_->function, params.data(), nullptr),
-          "cuLaunchKernelEx", ctx.str());
+  plan->description = ctx.str();
+  return PreparedLaunch(std::move(plan));
+}
+
+void Kernel::launch(const std::vector<KernelArg> &args, CUstream stream) const {
+  prepare(args).launch(stream);
 }
 
 } // namespace tawa::runtime

@@ -49,6 +49,27 @@ struct LoadOptions {
   CompileOptions compile;
 };
 
+/// A launch whose arguments are validated and whose tensor maps are encoded,
+/// ready to be issued repeatedly with one driver call each (benchmarks, and
+/// steady-state serving where the tensors stay put). It refers to the
+/// tensors' memory by address: keep them alive while it is used.
+class PreparedLaunch {
+public:
+  PreparedLaunch(PreparedLaunch &&) noexcept;
+  PreparedLaunch &operator=(PreparedLaunch &&) noexcept;
+  ~PreparedLaunch();
+
+  const LaunchDims &dims() const;
+  /// Issues the kernel on `stream` (asynchronous; no-op for an empty grid).
+  void launch(CUstream stream = nullptr) const;
+
+private:
+  friend class Kernel;
+  struct Impl;
+  explicit PreparedLaunch(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 class Kernel {
 public:
   /// Loads `metadataPath` and the CUBIN it names (or compiles its source)
@@ -71,6 +92,8 @@ public:
   /// `stream` (asynchronous; a grid with no work launches nothing).
   void launch(const std::vector<KernelArg> &args,
               CUstream stream = nullptr) const;
+  /// Does everything launch() does except the launch itself.
+  PreparedLaunch prepare(const std::vector<KernelArg> &args) const;
 
 private:
   struct Impl;

@@ -73,6 +73,15 @@ int tawa_kernel_launch_dims(const tawa_kernel *kernel, const tawa_arg *args,
 int tawa_kernel_launch(const tawa_kernel *kernel, const tawa_arg *args,
                        int nargs, void *stream);
 
+/* A launch with validated arguments and encoded tensor maps, issued with
+ * one driver call per tawa_plan_launch. It holds the tensors' addresses:
+ * keep the tensors alive while the plan is used. */
+typedef struct tawa_plan tawa_plan;
+int tawa_kernel_prepare(const tawa_kernel *kernel, const tawa_arg *args,
+                        int nargs, tawa_plan **out);
+int tawa_plan_launch(const tawa_plan *plan, void *stream);
+void tawa_plan_free(tawa_plan *plan);
+
 /* Compiles CUDA source to an sm_90a CUBIN through the cache and writes the
  * cached CUBIN's path into `path` (capacity `cap`); `options` is a NULL-
  * terminated list (may be NULL); `cache_hit` (may be NULL) receives 1 on a hit.

@@ -16,6 +16,7 @@
 #include "tawa/runtime/Kernel.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -159,9 +160,114 @@ std::string runCase(const Case &c, std::mt19937 &rng) {
   return "";
 }
 
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int exp = int((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff)
+    return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  if (exp >= 31)
+    return uint16_t(sign | 0x7c00u);
+  if (exp <= 0) { // subnormal half, round to nearest even
+    if (exp < -10)
+      return uint16_t(sign);
+    mant |= 0x800000u;
+    int shift = 14 - exp;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1),
+             mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (h & 1)))
+      ++h;
+    return uint16_t(sign | h);
+  }
+  uint32_t h = (uint32_t(exp) << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
+    ++h; // a carry into the exponent is the correct rounding
+  return uint16_t(sign | h);
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+  if (exp == 0) {
+    float v = std::ldexp(float(mant), -24);
+    return sign ? -v : v;
+  }
+  uint32_t bits = exp == 31 ? sign | 0x7f800000u | (mant << 13)
+                            : sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// The reference GEMM (C = A B^T, fp16) launched through the runtime from its
+/// metadata, checked against a double-precision host product.
+std::string runGemm(const Kernel &k, int m, int n, int kk, std::mt19937 &rng) {
+  Driver &d = Driver::get();
+  const int pitch = (n + 7) / 8 * 8; // 16-byte rows for the C tensor map
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<uint16_t> a(size_t(m) * kk), b(size_t(n) * kk);
+  for (auto &v : a)
+    v = floatToHalf(dist(rng));
+  for (auto &v : b)
+    v = floatToHalf(dist(rng));
+  DeviceBuffer da(a.size() * 2), db(b.size() * 2), dc(size_t(m) * pitch * 2);
+  TAWA_CU_CHECK(d.cuMemcpyHtoD(da.ptr, a.data(), da.bytes), "A");
+  TAWA_CU_CHECK(d.cuMemcpyHtoD(db.ptr, b.data(), db.bytes), "B");
+  TAWA_CU_CHECK(d.cuMemsetD8(dc.ptr, 0xff, dc.bytes), "poison C");
+  k.launch({KernelArg::tensor({da.ptr, DType::F16, {m, kk}, {kk, 1}}),
+            KernelArg::tensor({db.ptr, DType::F16, {n, kk}, {kk, 1}}),
+            KernelArg::tensor({dc.ptr, DType::F16, {m, n}, {pitch, 1}}),
+            KernelArg::integer(m), KernelArg::integer(n),
+            KernelArg::integer(kk)});
+  TAWA_CU_CHECK(d.cuCtxSynchronize(), "after GEMM");
+  std::vector<uint16_t> c(size_t(m) * pitch);
+  TAWA_CU_CHECK(d.cuMemcpyDtoH(c.data(), dc.ptr, dc.bytes), "C");
+  double num = 0, den = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < pitch; ++j) {
+      uint16_t got = c[size_t(i) * pitch + j];
+      if (j >= n) {
+        if (got != 0xffff)
+          return "padding C[" + std::to_string(i) + "][" + std::to_string(j) +
+                 "] was written";
+        continue;
+      }
+      double ref = 0;
+      for (int p = 0; p < kk; ++p)
+        ref += double(halfToFloat(a[size_t(i) * kk + p])) *
+               halfToFloat(b[size_t(j) * kk + p]);
+      float v = halfToFloat(got);
+      if (!std::isfinite(v))
+        return "C[" + std::to_string(i) + "][" + std::to_string(j) +
+               "] is not finite (unwritten?)";
+      num += (v - ref) * (v - ref);
+      den += ref * ref;
+    }
+  double rel = std::sqrt(num / den);
+  std::printf("  rel err %.2e, ", rel);
+  if (!(rel < 1e-2))
+    return "relative error " + std::to_string(rel) + " >= 1e-2";
+  return "";
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  bool small = false;
+  std::string gemm;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--small"))
+      small = true;
+    else if (!std::strcmp(argv[i], "--gemm") && i + 1 < argc)
+      gemm = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--small] [--gemm ref_gemm.json]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
   std::string why;
   if (!Driver::available(&why)) {
     std::printf("tawa-runtime-gpu-check: no usable CUDA driver: %s\n",
@@ -187,6 +293,8 @@ int main() {
   };
   int passed = 0, failed = 0;
   for (const Case &c : cases) {
+    if (small && size_t(c.rows) * c.cols > 10000)
+      continue;
     std::printf("%s %dx%d (pitch %d):\n", c.metadata, c.rows, c.cols, c.pitch);
     std::string err;
     try {
@@ -228,6 +336,29 @@ int main() {
                 std::strstr(e.what(), "no_such_kernel");
       std::printf("%s (%s)\n", ok ? "PASS" : "FAIL", e.what());
       ++(ok ? passed : failed);
+    }
+  }
+  if (!gemm.empty()) {
+    const int shapes[][3] = {
+        {1, 1, 8}, {127, 255, 72}, {200, 300, 136}, {129, 520, 1032}};
+    try {
+      Kernel k = Kernel::load(gemm);
+      for (const auto &s : shapes) {
+        if (small && s[0] * s[1] > 60000)
+          continue;
+        std::printf("ref GEMM via runtime M=%d N=%d K=%d:", s[0], s[1], s[2]);
+        std::string err;
+        try {
+          err = runGemm(k, s[0], s[1], s[2], rng);
+        } catch (const std::exception &e) {
+          err = e.what();
+        }
+        std::printf("%s%s\n", err.empty() ? "PASS" : "FAIL: ", err.c_str());
+        ++(err.empty() ? passed : failed);
+      }
+    } catch (const std::exception &e) {
+      std::printf("FAIL: loading %s: %s\n", gemm.c_str(), e.what());
+      ++failed;
     }
   }
   std::printf("%d passed, %d failed\n", passed, failed);

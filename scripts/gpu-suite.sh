@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# One-call GPU suite for a bare H100/H200 machine (CUDA, CMake, ninja, python3
+# with torch + triton; no MLIR, no GTest, no network). From the repo root:
+#   scripts/gpu-suite.sh            # everything, ~3-5 minutes
+#   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
+# Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
+# labelled gpu, compute-sanitizer (racecheck, synccheck, memcheck) on small
+# cases, the Python correctness checks and the GEMM benchmark against cuBLAS.
+# Logs and the results JSON go to $OUT when set. The summary table comes last;
+# the exit status is non-zero if any step failed.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+B=${SUITE_BUILD_DIR:-$ROOT/build-gpu-suite}
+OUT=${OUT:-}
+LOG=$(mktemp /tmp/gpu-suite.XXXXXX.log)
+declare -a ROWS=()
+FAILED=0
+T0=$(date +%s)
+
+note() { echo "$*" | tee -a "$LOG"; }
+# step NAME TIMEOUT CMD...: runs CMD with a time limit, logs it, records a row.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  note "=== $name: $*"
+  local t=$(date +%s)
+  timeout --kill-after=10 "$limit" "$@" >>"$LOG.step" 2>&1
+  local rc=$?
+  cat "$LOG.step" >>"$LOG"
+  tail -n 25 "$LOG.step"
+  local counts
+  counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$LOG.step" | tail -1)
+  rm -f "$LOG.step"
+  local verdict=PASS
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then verdict="TIMEOUT(${limit}s)"; fi
+  if [ $rc -ne 0 ] && [ "$verdict" = PASS ]; then verdict="FAIL(rc=$rc)"; fi
+  [ $rc -eq 0 ] || FAILED=1
+  ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "$name" "$verdict" "${counts:--}" $(($(date +%s) - t)))")
+}
+
+note "gpu-suite: $(date -u +%FT%TZ) on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
+  --format=csv 2>&1 | tee -a "$LOG"
+note "nvcc: $(nvcc --version 2>/dev/null | tail -1); cmake: $(cmake --version | head -1)"
+note "python: $(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)' 2>&1)"
+
+export TAWA_REQUIRE_GPU=1
+export TAWA_CACHE_DIR=$B/nvrtc-cache
+export TAWA_RUNTIME_LIB=$B/lib/Runtime/libtawa_runtime.so
+export PYTHONUNBUFFERED=1
+
+step configure 120 cmake -G Ninja -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release \
+  -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF \
+  -DTAWA_ENABLE_RUNTIME=ON -DTAWA_ENABLE_CUDA_TESTS=ON
+step build 300 ninja -C "$B"
+
+# Tests are registered per subdirectory (enable_testing() is local there).
+for dir in "$B" "$B/lib/Runtime" "$B/gpu"; do
+  [ -f "$dir/CTestTestfile.cmake" ] || continue
+  if ctest --test-dir "$dir" -N -L gpu 2>/dev/null | grep -q 'Total Tests: [1-9]'; then
+    step "ctest -L gpu (${dir#$B/})" 300 ctest --test-dir "$dir" -L gpu --output-on-failure --timeout 240
+  fi
+done
+
+CHECK=$B/bin/tawa-runtime-gpu-check
+[ -x "$CHECK" ] || CHECK=$B/lib/Runtime/tawa-runtime-gpu-check
+REF=$B/gpu/ref_gemm_test
+for tool in racecheck synccheck memcheck; do
+  step "sanitizer $tool: runtime check" 150 compute-sanitizer --tool $tool --error-exitcode 1 \
+    "$CHECK" --small --gemm "$B/gpu/ref_gemm.json"
+  if [ -x "$REF" ]; then
+    step "sanitizer $tool: ref_gemm_test" 150 compute-sanitizer --tool $tool --error-exitcode 1 "$REF" --small
+  fi
+done
+
+KS=256,512,1024,2048,4096,8192,16384
+[ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
+RESULTS=$B/bench-results
+rm -rf "$RESULTS"
+step "python gemm_ref (check + bench)" 300 python3 bench/gemm_ref.py \
+  --metadata "$B/gpu/ref_gemm.json" --ks $KS --results-dir "$RESULTS"
+
+JSON=$(ls "$RESULTS"/*.json 2>/dev/null | head -1)
+if [ -n "$JSON" ]; then
+  mkdir -p "$ROOT/bench/results"
+  cp "$JSON" "$ROOT/bench/results/"
+fi
+if [ -n "$OUT" ]; then
+  mkdir -p "$OUT"
+  cp "$LOG" "$OUT/gpu-suite.log"
+  [ -n "$JSON" ] && cp "$JSON" "$OUT/"
+fi
+
+{
+  echo
+  echo "==================== gpu-suite summary ($(($(date +%s) - T0)) s) ===================="
+  printf '%-34s %-14s %-22s %5s\n' step verdict tests time
+  for r in "${ROWS[@]}"; do echo "$r"; done
+  if [ -n "$JSON" ]; then
+    python3 - "$JSON" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"\nGEMM fp16 C = A B^T, M = N = {d['rows'][0]['shape'][0]}, {d['device']}, TFLOP/s (median):")
+print(f"{'K':>6} {'tawa_ref':>9} {'cuBLAS':>8} {'ratio':>6}")
+for r in d["rows"]:
+    t = r["tflops"]
+    print(f"{r['shape'][2]:>6} {t['tawa_ref']:>9.1f} {t['cublas']:>8.1f} {t['tawa_ref'] / t['cublas']:>6.3f}")
+PY
+  else
+    echo "no benchmark results"
+  fi
+  echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
+} | tee -a "$LOG"
+[ -n "$OUT" ] && cp "$LOG" "$OUT/gpu-suite.log"
+exit $FAILED
