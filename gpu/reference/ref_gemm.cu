@@ -52,8 +52,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
           // Empty-wait parity starts at 1: a fresh barrier sits in phase 0,
           // so the first lap over the ring passes at once.
           mbarrierWait(&empty[ring.slot], ring.phase ^ 1);
-          mbarrierArriveExpectTx(&full[ring.slot],
-                                 kStageABytes + kStageBBytes);
+          mbarrierArriveExpectTx(&full[ring.slot], kStageABytes + kStageBBytes);
           tmaLoad2D(sA + ring.slot * kStageABytes, &a, &full[ring.slot],
                     k * kBK, mt * kBM);
           tmaLoad2D(sB + ring.slot * kStageBBytes, &b, &full[ring.slot],

@@ -22,24 +22,23 @@ constexpr int kBM = 128, kBN = 256, kBK = 64;
 #ifndef TAWA_REF_MMA_LAG
 #define TAWA_REF_MMA_LAG 1
 #endif
-constexpr int kStages = TAWA_REF_STAGES; // D: ring depth
+constexpr int kStages = TAWA_REF_STAGES;  // D: ring depth
 constexpr int kMmaLag = TAWA_REF_MMA_LAG; // P: wgmma groups left in flight
 // The consumer holds P + 1 slots (P in flight, one being issued); the
 // producer needs one more to make progress.
 static_assert(kMmaLag >= 0 && kMmaLag < kStages, "need P < D");
 constexpr int kConsumers = 2;
 constexpr int kThreads = kWarpGroupThreads * (1 + kConsumers);
-constexpr int kGroupM = 8;   // M tiles per raster group (L2 reuse of B)
+constexpr int kGroupM = 8; // M tiles per raster group (L2 reuse of B)
 
-constexpr int kStageABytes = kBM * kBK * 2;           // 16 KB
-constexpr int kStageBBytes = kBN * kBK * 2;           // 32 KB
-constexpr int kEpiBoxBytes = 64 * 64 * 2;             // one 64 x 64 C box
-constexpr int kEpiBuffers = 2;                        // per consumer
+constexpr int kStageABytes = kBM * kBK * 2; // 16 KB
+constexpr int kStageBBytes = kBN * kBK * 2; // 32 KB
+constexpr int kEpiBoxBytes = 64 * 64 * 2;   // one 64 x 64 C box
+constexpr int kEpiBuffers = 2;              // per consumer
 constexpr int kSmemA = 0;
 constexpr int kSmemB = kSmemA + kStages * kStageABytes;
 constexpr int kSmemEpi = kSmemB + kStages * kStageBBytes;
-constexpr int kSmemBars =
-    kSmemEpi + kConsumers * kEpiBuffers * kEpiBoxBytes;
+constexpr int kSmemBars = kSmemEpi + kConsumers * kEpiBuffers * kEpiBoxBytes;
 constexpr int kSmemUsed = kSmemBars + 2 * kStages * 8;
 // The dynamic shared-memory base is only guaranteed 16-byte aligned; the
 // kernel rounds it up to 1024 (128B-swizzle atoms), hence the slack.

@@ -43,7 +43,8 @@ __global__ void refGemm(const __half *a, const __half *b, float *c, int M,
     return;
   float acc = 0.f;
   for (int k = 0; k < K; ++k)
-    acc += __half2float(a[size_t(m) * K + k]) * __half2float(b[size_t(n) * K + k]);
+    acc +=
+        __half2float(a[size_t(m) * K + k]) * __half2float(b[size_t(n) * K + k]);
   c[size_t(m) * N + n] = acc;
 }
 
@@ -60,14 +61,17 @@ struct Gemm {
     TAWA_CHECK_CUDA(cudaMalloc(&a, size_t(M) * K * 2));
     TAWA_CHECK_CUDA(cudaMalloc(&b, size_t(N) * K * 2));
     TAWA_CHECK_CUDA(cudaMalloc(&c, size_t(M) * ldc * 2));
-    ma = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a, {uint64_t(M), uint64_t(K)},
-                     {uint64_t(K)}, {tawa::ref::kBM, tawa::ref::kBK},
+    ma = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, a,
+                     {uint64_t(M), uint64_t(K)}, {uint64_t(K)},
+                     {tawa::ref::kBM, tawa::ref::kBK},
                      CU_TENSOR_MAP_SWIZZLE_128B);
-    mb = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, b, {uint64_t(N), uint64_t(K)},
-                     {uint64_t(K)}, {tawa::ref::kBN, tawa::ref::kBK},
+    mb = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, b,
+                     {uint64_t(N), uint64_t(K)}, {uint64_t(K)},
+                     {tawa::ref::kBN, tawa::ref::kBK},
                      CU_TENSOR_MAP_SWIZZLE_128B);
-    mc = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, c, {uint64_t(M), uint64_t(N)},
-                     {uint64_t(ldc)}, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+    mc = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, c,
+                     {uint64_t(M), uint64_t(N)}, {uint64_t(ldc)}, {64, 64},
+                     CU_TENSOR_MAP_SWIZZLE_128B);
     const int tiles = ((M + tawa::ref::kBM - 1) / tawa::ref::kBM) *
                       ((N + tawa::ref::kBN - 1) / tawa::ref::kBN);
     grid = std::min(maxCtas, tiles);
@@ -104,8 +108,10 @@ bool checkCase(Report &rep, int M, int N, int K, int maxCtas, uint64_t seed) {
   TAWA_CHECK_LAUNCH();
   std::vector<__half> hc(size_t(M) * g.ldc);
   std::vector<float> hr(size_t(M) * N);
-  TAWA_CHECK_CUDA(cudaMemcpy(hc.data(), g.c, hc.size() * 2, cudaMemcpyDeviceToHost));
-  TAWA_CHECK_CUDA(cudaMemcpy(hr.data(), ref, hr.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(hc.data(), g.c, hc.size() * 2, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(hr.data(), ref, hr.size() * 4, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(ref));
   size_t bad = 0, firstBad = 0;
   double maxErr = 0;
@@ -173,7 +179,8 @@ void bench(Report &rep, int sms, uint64_t seed) {
     auto runCublas = [&] {
       return cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alphaF,
                           g.b, CUDA_R_16F, K, g.a, CUDA_R_16F, K, &betaF, cb,
-                          CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                          CUDA_R_16F, N, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT);
     };
     const int iters = K >= 16384 ? 20 : 50;
     std::vector<float> tOurs, tBlas;
@@ -204,8 +211,10 @@ void bench(Report &rep, int sms, uint64_t seed) {
     // The timed outputs must agree with cuBLAS (a fast wrong kernel is no
     // result).
     std::vector<__half> h1(size_t(M) * N), h2(size_t(M) * N);
-    TAWA_CHECK_CUDA(cudaMemcpy(h1.data(), g.c, h1.size() * 2, cudaMemcpyDeviceToHost));
-    TAWA_CHECK_CUDA(cudaMemcpy(h2.data(), cb, h2.size() * 2, cudaMemcpyDeviceToHost));
+    TAWA_CHECK_CUDA(
+        cudaMemcpy(h1.data(), g.c, h1.size() * 2, cudaMemcpyDeviceToHost));
+    TAWA_CHECK_CUDA(
+        cudaMemcpy(h2.data(), cb, h2.size() * 2, cudaMemcpyDeviceToHost));
     double maxDiff = 0;
     size_t bad = 0;
     for (size_t i = 0; i < h1.size(); ++i) {
@@ -249,7 +258,8 @@ int main(int argc, char **argv) {
               tawa::ref::kStages, tawa::ref::kMmaLag, tawa::ref::kSmemBytes);
   int dev = 0, sms = 0;
   TAWA_CHECK_CUDA(cudaSetDevice(dev));
-  TAWA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  TAWA_CHECK_CUDA(
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       tawa_ref_gemm_f16, cudaFuncAttributeMaxDynamicSharedMemorySize,
       tawa::ref::kSmemBytes));
@@ -260,9 +270,10 @@ int main(int argc, char **argv) {
   }
   // Odd M and N, K not a multiple of 64, single partial tiles, and enough
   // tiles per CTA that the ring wraps across tiles many times.
-  const int cases[][3] = {{1, 1, 8},       {127, 255, 72},  {129, 257, 8},
-                          {200, 300, 136}, {1000, 999, 520}, {2049, 1537, 1000},
-                          {4096, 4096, 64}, {3000, 5000, 2056}, {128, 256, 4096}};
+  const int cases[][3] = {
+      {1, 1, 8},        {127, 255, 72},     {129, 257, 8},
+      {200, 300, 136},  {1000, 999, 520},   {2049, 1537, 1000},
+      {4096, 4096, 64}, {3000, 5000, 2056}, {128, 256, 4096}};
   for (auto &c : cases) {
     if (benchOnly)
       break;

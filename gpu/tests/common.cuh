@@ -103,8 +103,8 @@ inline CUtensorMap encodeTiled(CUtensorMapDataType type, int elemBytes,
   CUtensorMap map;
   TAWA_CHECK_CU(cuTensorMapEncodeTiled(
       &map, type, rank, base, gdim, gstride, bdim, estride,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return map;
 }
 

@@ -2,10 +2,10 @@
 // and conversion to double, per MmaType.
 #pragma once
 #include "tawa/device/wgmma.cuh"
+#include <cstring>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
-#include <cstring>
 #include <random>
 
 namespace tawa::test {
@@ -16,15 +16,19 @@ template <MmaType T> struct HostElem;
 
 template <> struct HostElem<MmaType::F16> {
   using Bits = uint16_t;
-  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  static constexpr CUtensorMapDataType kMapType =
+      CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   static constexpr const char *kName = "f16";
-  static Bits fromFloat(float f) { return __half_as_ushort(__float2half_rn(f)); }
+  static Bits fromFloat(float f) {
+    return __half_as_ushort(__float2half_rn(f));
+  }
   static double toDouble(Bits b) { return __half2float(__ushort_as_half(b)); }
 };
 
 template <> struct HostElem<MmaType::BF16> {
   using Bits = uint16_t;
-  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  static constexpr CUtensorMapDataType kMapType =
+      CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   static constexpr const char *kName = "bf16";
   static Bits fromFloat(float f) {
     __nv_bfloat16 h = __float2bfloat16_rn(f);
@@ -55,8 +59,8 @@ template <> struct HostElem<MmaType::E4M3> {
 
 /// Uniform random values in [-range, range], rounded to T.
 template <MmaType T>
-std::vector<typename HostElem<T>::Bits> randomElems(size_t n, std::mt19937_64 &rng,
-                                                    float range = 1.f) {
+std::vector<typename HostElem<T>::Bits>
+randomElems(size_t n, std::mt19937_64 &rng, float range = 1.f) {
   std::uniform_real_distribution<float> dist(-range, range);
   std::vector<typename HostElem<T>::Bits> v(n);
   for (auto &x : v)

@@ -16,8 +16,7 @@ using namespace tawa::test;
 
 namespace {
 
-template <int N>
-__device__ void loadAcc(const float *x, float (&d)[N / 2]) {
+template <int N> __device__ void loadAcc(const float *x, float (&d)[N / 2]) {
   const int tid = threadIdx.x % 128;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
@@ -60,9 +59,12 @@ template <int N> void runReduce(Report &rep, std::mt19937_64 &rng) {
   std::snprintf(name, sizeof name, "acc_row_reduce_broadcast_n%d", N);
   std::uniform_real_distribution<float> dist(-4.f, 4.f);
   std::vector<float> x(64 * N), rv(64), cv(N);
-  for (auto &v : x) v = dist(rng);
-  for (auto &v : rv) v = dist(rng);
-  for (auto &v : cv) v = dist(rng);
+  for (auto &v : x)
+    v = dist(rng);
+  for (auto &v : rv)
+    v = dist(rng);
+  for (auto &v : cv)
+    v = dist(rng);
   float *dx, *drv, *dcv, *dmax, *dsum, *dout;
   TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
   TAWA_CHECK_CUDA(cudaMalloc(&drv, 64 * 4));
@@ -70,7 +72,8 @@ template <int N> void runReduce(Report &rep, std::mt19937_64 &rng) {
   TAWA_CHECK_CUDA(cudaMalloc(&dmax, 256 * 4));
   TAWA_CHECK_CUDA(cudaMalloc(&dsum, 256 * 4));
   TAWA_CHECK_CUDA(cudaMalloc(&dout, x.size() * 4));
-  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemcpy(drv, rv.data(), 64 * 4, cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemcpy(dcv, cv.data(), N * 4, cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(dmax, 0xFF, 256 * 4));
@@ -79,9 +82,12 @@ template <int N> void runReduce(Report &rep, std::mt19937_64 &rng) {
   reduceKernel<N><<<1, 128>>>(dx, drv, dcv, dmax, dsum, dout);
   TAWA_CHECK_LAUNCH();
   std::vector<float> gmax(256), gsum(256), out(x.size());
-  TAWA_CHECK_CUDA(cudaMemcpy(gmax.data(), dmax, 256 * 4, cudaMemcpyDeviceToHost));
-  TAWA_CHECK_CUDA(cudaMemcpy(gsum.data(), dsum, 256 * 4, cudaMemcpyDeviceToHost));
-  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dout, x.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(gmax.data(), dmax, 256 * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(gsum.data(), dsum, 256 * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dout, x.size() * 4, cudaMemcpyDeviceToHost));
   for (float *p : {dx, drv, dcv, dmax, dsum, dout})
     TAWA_CHECK_CUDA(cudaFree(p));
   int badMax = 0, badSum = 0, badOut = 0;
@@ -99,12 +105,15 @@ template <int N> void runReduce(Report &rep, std::mt19937_64 &rng) {
     }
     for (int c = 0; c < N; ++c) {
       const float want = x[r * N + c] * rv[r] + cv[c];
-      badOut += !(std::fabs(out[r * N + c] - want) <= 1e-5f * (std::fabs(want) + 1.f));
+      badOut += !(std::fabs(out[r * N + c] - want) <=
+                  1e-5f * (std::fabs(want) + 1.f));
     }
   }
   if (badMax || badSum || badOut)
-    rep.fail(name, "%d wrong row maxima, %d wrong row sums, %d wrong broadcast elements",
-             badMax, badSum, badOut);
+    rep.fail(
+        name,
+        "%d wrong row maxima, %d wrong row sums, %d wrong broadcast elements",
+        badMax, badSum, badOut);
   else
     rep.pass(name);
 }
@@ -165,26 +174,30 @@ template <MmaType T> void runConvert(Report &rep, std::mt19937_64 &rng) {
   std::snprintf(name, sizeof name, "acc_to_regA_%s", E::kName);
   std::uniform_real_distribution<float> dist(-3.f, 3.f);
   std::vector<float> x(64 * KX);
-  for (auto &v : x) v = dist(rng);
+  for (auto &v : x)
+    v = dist(rng);
   auto B = randomElems<T>(64 * KX, rng); // stored [n][k]
   float *dx, *dout;
   Bits *dB;
   TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
   TAWA_CHECK_CUDA(cudaMalloc(&dB, B.size() * sizeof(Bits)));
   TAWA_CHECK_CUDA(cudaMalloc(&dout, 64 * 64 * 4));
-  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
-  TAWA_CHECK_CUDA(cudaMemcpy(dB, B.data(), B.size() * sizeof(Bits), cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dB, B.data(), B.size() * sizeof(Bits),
+                             cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(dout, 0xFF, 64 * 64 * 4));
-  CUtensorMap mB = encodeTiled(E::kMapType, sizeof(Bits), dB, {64, uint64_t(KX)},
-                               {uint64_t(KX)}, {64, uint32_t(KX)},
-                               CU_TENSOR_MAP_SWIZZLE_128B);
+  CUtensorMap mB = encodeTiled(E::kMapType, sizeof(Bits), dB,
+                               {64, uint64_t(KX)}, {uint64_t(KX)},
+                               {64, uint32_t(KX)}, CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 64 * 128;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(convertKernel<T>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
+      convertKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   convertKernel<T><<<1, 128, smem>>>(dx, mB, dout);
   TAWA_CHECK_LAUNCH();
   std::vector<float> out(64 * 64);
-  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(dx));
   TAWA_CHECK_CUDA(cudaFree(dB));
   TAWA_CHECK_CUDA(cudaFree(dout));
@@ -245,31 +258,36 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
   const int pitch = cols + 16;
   std::uniform_real_distribution<float> dist(-8.f, 8.f);
   std::vector<float> x(64 * 256);
-  for (auto &v : x) v = dist(rng);
+  for (auto &v : x)
+    v = dist(rng);
   float *dx;
   uint16_t *dc;
   TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
   TAWA_CHECK_CUDA(cudaMalloc(&dc, size_t(rows + 2) * pitch * 2));
-  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
   std::vector<uint16_t> poison(size_t(rows + 2) * pitch, kPoison);
-  TAWA_CHECK_CUDA(cudaMemcpy(dc, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
-  CUtensorMap mC = encodeTiled(E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)},
-                               {uint64_t(pitch)}, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dc, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
+  CUtensorMap mC =
+      encodeTiled(E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)},
+                  {uint64_t(pitch)}, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 4 * 8192;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(epilogueKernel<DevT>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
+      epilogueKernel<DevT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   epilogueKernel<DevT><<<1, 128, smem>>>(dx, mC, row0, col0);
   TAWA_CHECK_LAUNCH();
   std::vector<uint16_t> out(poison.size());
-  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dc, out.size() * 2, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dc, out.size() * 2, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(dx));
   TAWA_CHECK_CUDA(cudaFree(dc));
   int bad = 0;
   for (int r = 0; r < rows + 2; ++r)
     for (int c = 0; c < pitch; ++c) {
       const int tr = r - row0, tc = c - col0;
-      const bool written = r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 &&
-                           tc < 256;
+      const bool written =
+          r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 && tc < 256;
       const uint16_t want = written ? E::fromFloat(x[tr * 256 + tc]) : kPoison;
       bad += out[size_t(r) * pitch + c] != want;
     }

@@ -113,8 +113,7 @@ __global__ void tmaRingKernel(const __grid_constant__ CUtensorMap map,
       const int tile = lap % tiles;
       for (int e = lane; e < kRows * kCols; e += 32) {
         const int r = e / kCols, col = e % kCols;
-        const uint16_t got =
-            buf[ring.slot][swizzle128Offset(r, 2 * col) / 2];
+        const uint16_t got = buf[ring.slot][swizzle128Offset(r, 2 * col) / 2];
         bad += got != src[(tile * kRows + r) * kCols + col];
       }
       __syncwarp();
@@ -140,12 +139,13 @@ void runRing(Report &rep, int consumers, int laps, uint32_t seed) {
   TAWA_CHECK_CUDA(cudaMalloc(&dErr, 4));
   TAWA_CHECK_CUDA(cudaMemset(dSums, 0xFF, n * 8)); // poison
   TAWA_CHECK_CUDA(cudaMemset(dErr, 0, 4));
-  ringKernel<D, PerThread><<<1, 32 * (1 + consumers)>>>(consumers, laps, seed,
-                                                        dSums, dErr);
+  ringKernel<D, PerThread>
+      <<<1, 32 * (1 + consumers)>>>(consumers, laps, seed, dSums, dErr);
   TAWA_CHECK_LAUNCH();
   std::vector<unsigned long long> sums(n);
   int err;
-  TAWA_CHECK_CUDA(cudaMemcpy(sums.data(), dSums, n * 8, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(sums.data(), dSums, n * 8, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaMemcpy(&err, dErr, 4, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(dSums));
   TAWA_CHECK_CUDA(cudaFree(dErr));
@@ -163,10 +163,11 @@ void runRing(Report &rep, int consumers, int laps, uint32_t seed) {
     rep.pass(name);
 }
 
-template <int D> void runTmaRing(Report &rep, int consumers, int laps, std::mt19937_64 &rng) {
+template <int D>
+void runTmaRing(Report &rep, int consumers, int laps, std::mt19937_64 &rng) {
   char name[96];
-  std::snprintf(name, sizeof name, "mbarrier_tma_ring_D%d_consumers%d_laps%d", D,
-                consumers, laps);
+  std::snprintf(name, sizeof name, "mbarrier_tma_ring_D%d_consumers%d_laps%d",
+                D, consumers, laps);
   const int tiles = 37, rows = tiles * 16, cols = 64;
   std::vector<uint16_t> h(rows * cols);
   for (auto &x : h)
@@ -176,12 +177,13 @@ template <int D> void runTmaRing(Report &rep, int consumers, int laps, std::mt19
   TAWA_CHECK_CUDA(cudaMalloc(&d, h.size() * 2));
   TAWA_CHECK_CUDA(cudaMalloc(&dErr, 4));
   TAWA_CHECK_CUDA(cudaMalloc(&dDone, 4));
-  TAWA_CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(d, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(dErr, 0, 4));
   TAWA_CHECK_CUDA(cudaMemset(dDone, 0, 4));
-  CUtensorMap map = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d,
-                                {uint64_t(rows), uint64_t(cols)}, {uint64_t(cols)},
-                                {16, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+  CUtensorMap map = encodeTiled(
+      CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d, {uint64_t(rows), uint64_t(cols)},
+      {uint64_t(cols)}, {16, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
   tmaRingKernel<D><<<1, 32 * (1 + consumers)>>>(map, d, tiles, laps, consumers,
                                                 dErr, dDone);
   TAWA_CHECK_LAUNCH();

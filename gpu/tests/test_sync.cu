@@ -32,8 +32,10 @@ void runElect(Report &rep) {
   electKernel<<<1, 32 * warps>>>(dCounts, dLanes);
   TAWA_CHECK_LAUNCH();
   int counts[warps], lanes[warps];
-  TAWA_CHECK_CUDA(cudaMemcpy(counts, dCounts, sizeof counts, cudaMemcpyDeviceToHost));
-  TAWA_CHECK_CUDA(cudaMemcpy(lanes, dLanes, sizeof lanes, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(counts, dCounts, sizeof counts, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(lanes, dLanes, sizeof lanes, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(dCounts));
   TAWA_CHECK_CUDA(cudaFree(dLanes));
   int bad = 0;
@@ -120,7 +122,8 @@ void runSetmaxnreg(Report &rep, std::mt19937_64 &rng) {
   const int n = 256 * 192, iters = 3;
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<float> in(n), out(n);
-  for (auto &x : in) x = dist(rng);
+  for (auto &x : in)
+    x = dist(rng);
   float *dIn, *dOut;
   TAWA_CHECK_CUDA(cudaMalloc(&dIn, n * 4));
   TAWA_CHECK_CUDA(cudaMalloc(&dOut, n * 4));
@@ -166,7 +169,8 @@ __global__ void __launch_bounds__(128, 1)
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
     wgmmaSS<64, MmaType::F16>(d, descAdvance(descKMajorSw128(sA), kk * 32),
-                              descAdvance(descKMajorSw128(sB), kk * 32), kk > 0);
+                              descAdvance(descKMajorSw128(sB), kk * 32),
+                              kk > 0);
   wgmmaCommit();
   wgmmaWait<0>();
   fenceFragment(d);
@@ -184,13 +188,16 @@ void runFenceProxy(Report &rep, std::mt19937_64 &rng) {
   TAWA_CHECK_CUDA(cudaMalloc(&dA, A.size() * 2));
   TAWA_CHECK_CUDA(cudaMalloc(&dB, B.size() * 2));
   TAWA_CHECK_CUDA(cudaMalloc(&dOut, 64 * 64 * 4));
-  TAWA_CHECK_CUDA(cudaMemcpy(dA, A.data(), A.size() * 2, cudaMemcpyHostToDevice));
-  TAWA_CHECK_CUDA(cudaMemcpy(dB, B.data(), B.size() * 2, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dA, A.data(), A.size() * 2, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dB, B.data(), B.size() * 2, cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(dOut, 0xFF, 64 * 64 * 4));
   fenceProxyKernel<<<1, 128>>>(dA, dB, dOut);
   TAWA_CHECK_LAUNCH();
   std::vector<float> out(64 * 64);
-  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dOut, out.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dOut, out.size() * 4, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(dA));
   TAWA_CHECK_CUDA(cudaFree(dB));
   TAWA_CHECK_CUDA(cudaFree(dOut));
@@ -199,14 +206,16 @@ void runFenceProxy(Report &rep, std::mt19937_64 &rng) {
     for (int n = 0; n < 64; ++n) {
       double want = 0, mag = 0;
       for (int k = 0; k < 64; ++k) {
-        const double p = E::toDouble(A[m * 64 + k]) * E::toDouble(B[n * 64 + k]);
+        const double p =
+            E::toDouble(A[m * 64 + k]) * E::toDouble(B[n * 64 + k]);
         want += p;
         mag += std::fabs(p);
       }
       bad += !(std::fabs(out[m * 64 + n] - want) <= 2e-3 * mag + 1e-5);
     }
   if (bad)
-    rep.fail("fence_proxy_async_generic_stores_to_wgmma", "%d wrong elements", bad);
+    rep.fail("fence_proxy_async_generic_stores_to_wgmma", "%d wrong elements",
+             bad);
   else
     rep.pass("fence_proxy_async_generic_stores_to_wgmma");
 }

@@ -25,7 +25,8 @@ __global__ void roundTrip(const __grid_constant__ CUtensorMap in,
       (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
   __shared__ MBarrier bar;
   const int t = blockIdx.x;
-  const int tx = t % tilesX, ty = (t / tilesX) % tilesY, tz = t / (tilesX * tilesY);
+  const int tx = t % tilesX, ty = (t / tilesX) % tilesY,
+            tz = t / (tilesX * tilesY);
   // Poison shared memory so that bytes TMA failed to write are visible.
   for (int i = threadIdx.x; i < boxBytes / 2; i += blockDim.x)
     reinterpret_cast<uint16_t *>(box)[i] = kPoison;
@@ -61,11 +62,11 @@ template <int Rank>
 void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
              int boxRows, std::mt19937_64 &rng) {
   char name[128];
-  std::snprintf(name, sizeof name, "tma%dd_roundtrip_swizzle128_%s_%dx%dx%d", Rank,
-                label, Z, Y, X);
+  std::snprintf(name, sizeof name, "tma%dd_roundtrip_swizzle128_%s_%dx%dx%d",
+                Rank, label, Z, Y, X);
   const int inPitch = (X + 7) / 8 * 8; // TMA: row pitch a multiple of 16 B
   const int pitch = inPitch + 24; // padded rows: writes past X would land here
-  const int guardRows = 3;    // rows past Y (and past Z * Y) must stay poisoned
+  const int guardRows = 3; // rows past Y (and past Z * Y) must stay poisoned
   const size_t inElems = size_t(Z) * Y * inPitch;
   const size_t outElems = size_t(Z) * Y * pitch + size_t(guardRows) * pitch;
   std::vector<uint16_t> hin(inElems);
@@ -82,35 +83,43 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
   TAWA_CHECK_CUDA(cudaMalloc(&din, inElems * 2));
   TAWA_CHECK_CUDA(cudaMalloc(&dout, outElems * 2));
   TAWA_CHECK_CUDA(cudaMalloc(&ddump, size_t(ctas) * boxBytes));
-  TAWA_CHECK_CUDA(cudaMemcpy(din, hin.data(), inElems * 2, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(din, hin.data(), inElems * 2, cudaMemcpyHostToDevice));
   std::vector<uint16_t> poison(outElems, kPoison);
-  TAWA_CHECK_CUDA(cudaMemcpy(dout, poison.data(), outElems * 2, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dout, poison.data(), outElems * 2, cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(ddump, 0xFF, size_t(ctas) * boxBytes));
   CUtensorMap mIn, mOut;
   if (Rank == 2) {
-    mIn = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, din, {uint64_t(Y), uint64_t(X)},
-                      {uint64_t(inPitch)}, {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
-    mOut = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dout, {uint64_t(Y), uint64_t(X)},
-                       {uint64_t(pitch)}, {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+    mIn = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, din,
+                      {uint64_t(Y), uint64_t(X)}, {uint64_t(inPitch)},
+                      {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+    mOut = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dout,
+                       {uint64_t(Y), uint64_t(X)}, {uint64_t(pitch)},
+                       {uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
   } else {
     mIn = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, din,
                       {uint64_t(Z), uint64_t(Y), uint64_t(X)},
                       {uint64_t(Y) * inPitch, uint64_t(inPitch)},
-                      {uint32_t(boxOuter), uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+                      {uint32_t(boxOuter), uint32_t(boxRows), 64},
+                      CU_TENSOR_MAP_SWIZZLE_128B);
     mOut = encodeTiled(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dout,
                        {uint64_t(Z), uint64_t(Y), uint64_t(X)},
                        {uint64_t(Y) * pitch, uint64_t(pitch)},
-                       {uint32_t(boxOuter), uint32_t(boxRows), 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+                       {uint32_t(boxOuter), uint32_t(boxRows), 64},
+                       CU_TENSOR_MAP_SWIZZLE_128B);
   }
   const int smem = boxBytes + 1024;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(roundTrip<Rank>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  roundTrip<Rank><<<ctas, 128, smem>>>(mIn, mOut, ddump, boxBytes, tilesX, tilesY,
-                                       boxRows, boxOuter);
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
+      roundTrip<Rank>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  roundTrip<Rank><<<ctas, 128, smem>>>(mIn, mOut, ddump, boxBytes, tilesX,
+                                       tilesY, boxRows, boxOuter);
   TAWA_CHECK_LAUNCH();
   std::vector<uint16_t> dump(size_t(ctas) * boxBytes / 2), hout(outElems);
-  TAWA_CHECK_CUDA(cudaMemcpy(dump.data(), ddump, dump.size() * 2, cudaMemcpyDeviceToHost));
-  TAWA_CHECK_CUDA(cudaMemcpy(hout.data(), dout, outElems * 2, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dump.data(), ddump, dump.size() * 2, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(hout.data(), dout, outElems * 2, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(din));
   TAWA_CHECK_CUDA(cudaFree(dout));
   TAWA_CHECK_CUDA(cudaFree(ddump));
@@ -119,13 +128,16 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
   // chunk swizzled with that row index mod 8.
   size_t badLoad = 0;
   for (int t = 0; t < ctas; ++t) {
-    const int tx = t % tilesX, ty = (t / tilesX) % tilesY, tz = t / (tilesX * tilesY);
+    const int tx = t % tilesX, ty = (t / tilesX) % tilesY,
+              tz = t / (tilesX * tilesY);
     for (int bz = 0; bz < boxOuter; ++bz)
       for (int by = 0; by < boxRows; ++by)
         for (int bx = 0; bx < 64; ++bx) {
-          const int z = tz * boxOuter + bz, y = ty * boxRows + by, x = tx * 64 + bx;
+          const int z = tz * boxOuter + bz, y = ty * boxRows + by,
+                    x = tx * 64 + bx;
           const bool inside = z < Z && y < Y && x < X;
-          const uint16_t want = inside ? hin[(size_t(z) * Y + y) * inPitch + x] : 0;
+          const uint16_t want =
+              inside ? hin[(size_t(z) * Y + y) * inPitch + x] : 0;
           const uint32_t off = hostSwizzle128(bz * boxRows + by, 2 * bx);
           badLoad += dump[size_t(t) * boxBytes / 2 + off / 2] != want;
         }
@@ -139,7 +151,8 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
     // TMA stores write whole 16-byte chunks: past an inner extent that is not
     // a multiple of 8 elements, the rest of the last chunk may receive the
     // box's (zero-filled) shared-memory bytes. Nothing beyond it may change.
-    const bool chunkTail = z < size_t(Z) && x >= size_t(X) && x < size_t(X + 7) / 8 * 8;
+    const bool chunkTail =
+        z < size_t(Z) && x >= size_t(X) && x < size_t(X + 7) / 8 * 8;
     if (chunkTail && hout[i] == 0) {
       ++chunkTailWrites;
       continue;
@@ -147,8 +160,9 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
     badStore += hout[i] != want;
   }
   if (badLoad || badStore)
-    rep.fail(name, "%zu wrong shared-memory elements after load, %zu wrong "
-                   "global elements after store",
+    rep.fail(name,
+             "%zu wrong shared-memory elements after load, %zu wrong "
+             "global elements after store",
              badLoad, badStore);
   else
     rep.pass(name);
@@ -166,9 +180,10 @@ int main() {
   TAWA_CHECK_CUDA(cudaSetDevice(0));
   Report rep;
   runCase<2>(rep, "exact", 1, 128, 128, 1, 64, rng);
-  runCase<2>(rep, "edges", 1, 300, 200, 1, 64, rng);      // partial rows & cols
-  runCase<2>(rep, "tallbox", 1, 517, 136, 1, 256, rng);   // 256-row boxes (GEMM B)
-  runCase<2>(rep, "narrow", 1, 77, 8, 1, 128, rng);       // X < one box
+  runCase<2>(rep, "edges", 1, 300, 200, 1, 64, rng); // partial rows & cols
+  runCase<2>(rep, "tallbox", 1, 517, 136, 1, 256,
+             rng);                                  // 256-row boxes (GEMM B)
+  runCase<2>(rep, "narrow", 1, 77, 8, 1, 128, rng); // X < one box
   runCase<2>(rep, "odd_inner", 1, 150, 203, 1, 64, rng); // 406-byte rows
   runCase<3>(rep, "edges", 5, 70, 96, 2, 64, rng);
   runCase<3>(rep, "odd_outer", 3, 40, 72, 2, 16, rng);

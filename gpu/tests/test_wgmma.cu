@@ -71,7 +71,8 @@ __global__ void __launch_bounds__(128, 1)
   wgmmaFence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    const uint64_t b = descAdvance(descB, TransB ? kk * 16 * 128 : kk * kStepBytes);
+    const uint64_t b =
+        descAdvance(descB, TransB ? kk * 16 * 128 : kk * kStepBytes);
     if constexpr (RegA)
       wgmmaRS<N, T, TransB>(d, a[kk], b, kk > 0);
     else
@@ -93,9 +94,8 @@ void runCase(Report &rep, std::mt19937_64 &rng) {
   using Bits = typename E::Bits;
   constexpr int kK = kRowBytes / sizeof(Bits);
   char name[96];
-  std::snprintf(name, sizeof name, "wgmma_m64n%dk%d_%s_%s_B%s", N,
-                kMmaK<T>, E::kName,
-                RegA ? "regA" : (TransA ? "smemA_MNmajor" : "smemA"),
+  std::snprintf(name, sizeof name, "wgmma_m64n%dk%d_%s_%s_B%s", N, kMmaK<T>,
+                E::kName, RegA ? "regA" : (TransA ? "smemA_MNmajor" : "smemA"),
                 TransB ? "MNmajor" : "Kmajor");
   auto A = randomElems<T>(64 * kK, rng); // logical A[m][k] at m * kK + k
   // Global storage of A: K-major = [m][k], MN-major = [k][m].
@@ -114,29 +114,35 @@ void runCase(Report &rep, std::mt19937_64 &rng) {
   TAWA_CHECK_CUDA(cudaMalloc(&dA, A.size() * sizeof(Bits)));
   TAWA_CHECK_CUDA(cudaMalloc(&dB, Bg.size() * sizeof(Bits)));
   TAWA_CHECK_CUDA(cudaMalloc(&dOut, 64 * N * 4));
-  TAWA_CHECK_CUDA(cudaMemcpy(dA, Ag.data(), Ag.size() * sizeof(Bits), cudaMemcpyHostToDevice));
-  TAWA_CHECK_CUDA(cudaMemcpy(dB, Bg.data(), Bg.size() * sizeof(Bits), cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dA, Ag.data(), Ag.size() * sizeof(Bits),
+                             cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dB, Bg.data(), Bg.size() * sizeof(Bits),
+                             cudaMemcpyHostToDevice));
   TAWA_CHECK_CUDA(cudaMemset(dOut, 0xFF, 64 * N * 4)); // NaN poison
   // Both layouts are one 64 x 128-byte box (64 M = 128 bytes of 16-bit data).
   CUtensorMap mA =
-      TransA ? encodeTiled(E::kMapType, sizeof(Bits), dA, {uint64_t(kK), 64}, {64},
-                           {uint32_t(kK), 64}, CU_TENSOR_MAP_SWIZZLE_128B)
+      TransA ? encodeTiled(E::kMapType, sizeof(Bits), dA, {uint64_t(kK), 64},
+                           {64}, {uint32_t(kK), 64}, CU_TENSOR_MAP_SWIZZLE_128B)
              : encodeTiled(E::kMapType, sizeof(Bits), dA, {64, uint64_t(kK)},
                            {uint64_t(kK)}, {64, uint32_t(kK)},
                            CU_TENSOR_MAP_SWIZZLE_128B);
   CUtensorMap mB =
-      TransB ? encodeTiled(E::kMapType, sizeof(Bits), dB, {uint64_t(kK), uint64_t(N)},
-                           {uint64_t(N)}, {uint32_t(kK), 64}, CU_TENSOR_MAP_SWIZZLE_128B)
-             : encodeTiled(E::kMapType, sizeof(Bits), dB, {uint64_t(N), uint64_t(kK)},
-                           {uint64_t(kK)}, {uint32_t(N), uint32_t(kK)},
+      TransB ? encodeTiled(E::kMapType, sizeof(Bits), dB,
+                           {uint64_t(kK), uint64_t(N)}, {uint64_t(N)},
+                           {uint32_t(kK), 64}, CU_TENSOR_MAP_SWIZZLE_128B)
+             : encodeTiled(E::kMapType, sizeof(Bits), dB,
+                           {uint64_t(N), uint64_t(kK)}, {uint64_t(kK)},
+                           {uint32_t(N), uint32_t(kK)},
                            CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 64 * kRowBytes + N * kRowBytes;
   auto kernel = mmaKernel<N, T, RegA, TransA, TransB>;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(mA, mB, reinterpret_cast<const uint8_t *>(dA), dOut);
   TAWA_CHECK_LAUNCH();
   std::vector<float> out(64 * N);
-  TAWA_CHECK_CUDA(cudaMemcpy(out.data(), dOut, out.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dOut, out.size() * 4, cudaMemcpyDeviceToHost));
   TAWA_CHECK_CUDA(cudaFree(dA));
   TAWA_CHECK_CUDA(cudaFree(dB));
   TAWA_CHECK_CUDA(cudaFree(dOut));
@@ -162,8 +168,8 @@ void runCase(Report &rep, std::mt19937_64 &rng) {
       }
     }
   if (bad)
-    rep.fail(name, "%d wrong elements, first (%d,%d) got %g want %g", bad, firstM,
-             firstN, firstGot, firstWant);
+    rep.fail(name, "%d wrong elements, first (%d,%d) got %g want %g", bad,
+             firstM, firstN, firstGot, firstWant);
   else
     rep.pass(name);
 }

@@ -12,10 +12,10 @@
 #pragma once
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tma.cuh"
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
-#include <cstdint>
 
 namespace tawa::device {
 
@@ -29,7 +29,8 @@ __host__ __device__ constexpr int accCol(int tid, int i) {
   return 8 * (i >> 2) + 2 * (tid % 4) + (i & 1);
 }
 
-template <int Count> __device__ __forceinline__ void fillFragment(float (&d)[Count], float v) {
+template <int Count>
+__device__ __forceinline__ void fillFragment(float (&d)[Count], float v) {
 #pragma unroll
   for (int i = 0; i < Count; ++i)
     d[i] = v;
@@ -59,12 +60,14 @@ __device__ __forceinline__ void rowReduce(const float (&d)[Count],
 }
 
 template <int Count>
-__device__ __forceinline__ void rowMax(const float (&d)[Count], float (&out)[2]) {
+__device__ __forceinline__ void rowMax(const float (&d)[Count],
+                                       float (&out)[2]) {
   rowReduce(d, out, [](float a, float b) { return fmaxf(a, b); });
 }
 
 template <int Count>
-__device__ __forceinline__ void rowSum(const float (&d)[Count], float (&out)[2]) {
+__device__ __forceinline__ void rowSum(const float (&d)[Count],
+                                       float (&out)[2]) {
   rowReduce(d, out, [](float a, float b) { return a + b; });
 }
 
@@ -108,9 +111,11 @@ __device__ __forceinline__ void loadColSlice(const float *v,
 // Conversions to a register A operand (layout `a_reg`).
 // ---------------------------------------------------------------------------
 
-template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi);
 
-template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
   __half2 h = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<uint32_t *>(&h);
 }
@@ -173,9 +178,8 @@ __device__ __forceinline__ void accToAE4M3(const float (&d)[Count],
 
 /// Stores four 8x8 b16 matrices; lane l gives the row address of row l % 8
 /// of matrix l / 8, and register j carries this thread's pair of matrix j.
-__device__ __forceinline__ void stmatrixX4(uint32_t addr, uint32_t r0,
-                                           uint32_t r1, uint32_t r2,
-                                           uint32_t r3) {
+__device__ __forceinline__ void
+stmatrixX4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, "
                "%4};\n" ::"r"(addr),
                "r"(r0), "r"(r1), "r"(r2), "r"(r3)
@@ -202,9 +206,9 @@ __device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
   for (int c = 0; c < 4; ++c) {
     const int i = 8 * (4 * Box + c);
     const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
-    stmatrixX4(base + swizzle128Offset(row, colByte),
-               pack2<T>(d[i], d[i + 1]), pack2<T>(d[i + 2], d[i + 3]),
-               pack2<T>(d[i + 4], d[i + 5]), pack2<T>(d[i + 6], d[i + 7]));
+    stmatrixX4(base + swizzle128Offset(row, colByte), pack2<T>(d[i], d[i + 1]),
+               pack2<T>(d[i + 2], d[i + 3]), pack2<T>(d[i + 4], d[i + 5]),
+               pack2<T>(d[i + 6], d[i + 7]));
   }
 }
 

@@ -37,11 +37,10 @@ __device__ __forceinline__ void mbarrierArrive(MBarrier *bar) {
 /// must complete before the phase can.
 __device__ __forceinline__ void mbarrierArriveExpectTx(MBarrier *bar,
                                                        uint32_t bytes) {
-  asm volatile(
-      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-          smemAddr(bar)),
-      "r"(bytes)
-      : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   smemAddr(bar)),
+               "r"(bytes)
+               : "memory");
 }
 
 /// One probe: true when the phase with parity `parity` has completed. The

@@ -4,8 +4,8 @@
 // zero fill, so the device side only names coordinates (innermost first).
 #pragma once
 #include "tawa/device/mbarrier.cuh"
-#include <cuda.h>
 #include <cstdint>
+#include <cuda.h>
 
 namespace tawa::device {
 
@@ -19,11 +19,11 @@ __device__ __forceinline__ void tmaPrefetchDescriptor(const CUtensorMap *map) {
 /// caller announced with mbarrierArriveExpectTx.
 __device__ __forceinline__ void tmaLoad2D(void *dst, const CUtensorMap *map,
                                           MBarrier *bar, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-               "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-                   smemAddr(dst)),
-               "l"(map), "r"(smemAddr(bar)), "r"(c0), "r"(c1)
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+      "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smemAddr(dst)),
+      "l"(map), "r"(smemAddr(bar)), "r"(c0), "r"(c1)
+      : "memory");
 }
 
 /// 3D box load (c0 innermost).
@@ -49,9 +49,8 @@ __device__ __forceinline__ void tmaStore2D(const CUtensorMap *map,
 }
 
 /// 3D box store.
-__device__ __forceinline__ void tmaStore3D(const CUtensorMap *map,
-                                           const void *src, int c0, int c1,
-                                           int c2) {
+__device__ __forceinline__ void
+tmaStore3D(const CUtensorMap *map, const void *src, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group "
                "[%0, {%2, %3, %4}], [%1];\n" ::"l"(map),
                "r"(smemAddr(src)), "r"(c0), "r"(c1), "r"(c2)

@@ -131,9 +131,8 @@ __device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], uint64_t descA,
 
 /// A from registers (the a_reg layout of fragment.cuh), B from shared memory.
 template <int N, MmaType T, int TransB = 0>
-__device__ __forceinline__ void wgmmaRS(float (&d)[N / 2],
-                                        const uint32_t (&a)[4],
-                                        uint64_t descB, int scaleD) {
+__device__ __forceinline__ void
+wgmmaRS(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t descB, int scaleD) {
   static_assert(N == 64 || N == 128 || N == 256, "N must be 64, 128 or 256");
   static_assert(T != MmaType::E4M3 || TransB == 0,
                 "fp8 wgmma takes K-major operands only");
