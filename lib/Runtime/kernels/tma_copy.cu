@@ -26,9 +26,13 @@ extern "C" __global__ void __launch_bounds__(128, 1)
     tawa_tma_copy_2d(const __grid_constant__ TmaDesc in,
                      const __grid_constant__ TmaDesc out, unsigned *dump,
                      int rows, int cols) {
-  // 1024-byte alignment: the 128B swizzle pattern repeats every 1024 bytes
-  // and TMA applies it to absolute shared-memory address bits.
-  extern __shared__ __align__(1024) unsigned char tile[];
+  // The 128B swizzle pattern repeats every 1024 bytes and TMA applies it to
+  // absolute shared-memory address bits, so the tile starts on a 1024-byte
+  // boundary; the metadata's dynamic_smem_bytes includes 1024 bytes of slack
+  // because the dynamic window's own alignment is not guaranteed.
+  extern __shared__ unsigned char smemRaw[];
+  unsigned char *tile =
+      smemRaw + ((1024 - (smemAddr(smemRaw) & 1023)) & 1023);
   __shared__ alignas(8) unsigned long long bar;
 
   const int tilesX = (cols + BOX_COLS - 1) / BOX_COLS;
