@@ -84,6 +84,13 @@ for dir in "$B" "$B/lib/Runtime" "$B/gpu"; do
   fi
 done
 
+KS=256,512,1024,2048,4096,8192,16384
+[ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
+RESULTS=$B/bench-results
+rm -rf "$RESULTS"
+step "python gemm_ref (check + bench)" 240 python3 bench/gemm_ref.py \
+  --metadata "$B/gpu/ref_gemm.json" --ks $KS --results-dir "$RESULTS"
+
 CHECK=$B/bin/tawa-runtime-gpu-check
 [ -x "$CHECK" ] || CHECK=$B/lib/Runtime/tawa-runtime-gpu-check
 REF=$B/gpu/ref_gemm_test
@@ -94,13 +101,6 @@ for tool in racecheck synccheck memcheck; do
     step "sanitizer $tool: ref_gemm_test" 90 compute-sanitizer --tool $tool --error-exitcode 1 "$REF" --small
   fi
 done
-
-KS=256,512,1024,2048,4096,8192,16384
-[ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
-RESULTS=$B/bench-results
-rm -rf "$RESULTS"
-step "python gemm_ref (check + bench)" 240 python3 bench/gemm_ref.py \
-  --metadata "$B/gpu/ref_gemm.json" --ks $KS --results-dir "$RESULTS"
 
 JSON=$(ls "$RESULTS"/*.json 2>/dev/null | head -1)
 if [ -n "$JSON" ]; then
@@ -122,6 +122,8 @@ fi
     python3 - "$JSON" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+if not d["rows"]:
+    sys.exit(print("no benchmark rows"))
 print(f"\nGEMM fp16 C = A B^T, M = N = {d['rows'][0]['shape'][0]}, {d['device']}, TFLOP/s (median):")
 print(f"{'K':>6} {'tawa_ref':>9} {'cuBLAS':>8} {'ratio':>6}")
 for r in d["rows"]:
