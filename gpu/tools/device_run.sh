@@ -43,6 +43,7 @@ step synccheck 300 compute-sanitizer --tool synccheck --error-exitcode 1 $G/ref_
 step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 1 $G/ref_gemm_test --small
 step gemm 300 $G/ref_gemm_test
 step resources 30 cuobjdump -res-usage $G/ref_gemm.cubin
+cuobjdump -sass $G/ref_gemm.cubin | grep -oE "(FENCE|MEMBAR|HGMMA|UTMA|STSM|USETMAXREG|SYNCS)[A-Z0-9_.]*" | sort | uniq -c
 wait
 for v in D3_P1 D4_P0 D4_P2; do
   [ -x $G/ref_gemm_$v ] && step variant_$v 200 $G/ref_gemm_$v --bench-only
