@@ -45,6 +45,7 @@ step gemm 300 $G/ref_gemm_test
 step resources 30 cuobjdump -res-usage $G/ref_gemm.cubin
 cuobjdump -sass $G/ref_gemm.cubin | grep -oE "(FENCE|MEMBAR|HGMMA|UTMA|STSM|USETMAXREG|SYNCS)[A-Z0-9_.]*" | sort | uniq -c
 wait
+step default_repeat 200 $G/ref_gemm_test --bench-only
 for v in D3_P1 D4_P0 D4_P2; do
   [ -x $G/ref_gemm_$v ] && step variant_$v 200 $G/ref_gemm_$v --bench-only
 done
@@ -53,5 +54,5 @@ echo "=== summary"
 for f in "$LOGS"/*.log; do echo "##### $f"; cat "$f"; done >"$OUT/all.log"
 grep -h "^FAIL\|exited" "$LOGS"/*.log
 grep -h "^PASS" "$LOGS"/*.log | wc -l | sed 's/^/PASS lines: /'
-grep -h -A8 "tawa TF/s" "$LOGS"/gemm.log "$LOGS"/variant_*.log | grep -v PASS
+grep -h -A8 "tawa TF/s" "$LOGS"/gemm.log "$LOGS"/default_repeat.log "$LOGS"/variant_*.log | grep -v PASS
 exit $status
