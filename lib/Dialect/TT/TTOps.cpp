@@ -82,7 +82,9 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MakeRangeOp::verify() {
-  int64_t start = getStart(), end = getEnd();
+  // I32Attr getters return uint32_t; the attributes are signed i32 values.
+  int64_t start = static_cast<int32_t>(getStart());
+  int64_t end = static_cast<int32_t>(getEnd());
   auto type = getType();
   if (type.getRank() != 1)
     return emitOpError("result must be a 1-D tensor");
@@ -125,7 +127,7 @@ LogicalResult BroadcastOp::verify() {
 LogicalResult ExpandDimsOp::verify() {
   auto src = cast<RankedTensorType>(getSrc().getType());
   auto dst = cast<RankedTensorType>(getType());
-  int64_t axis = getAxis();
+  int64_t axis = static_cast<int32_t>(getAxis()); // signed i32 attribute
   if (axis < 0 || axis > src.getRank())
     return emitOpError("axis ") << axis << " is out of range for rank "
                                 << src.getRank();
@@ -233,7 +235,7 @@ LogicalResult ReduceOp::verify() {
   if (getSrcs().empty())
     return emitOpError("needs at least one operand");
   auto first = cast<RankedTensorType>(getSrcs()[0].getType());
-  int64_t axis = getAxis();
+  int64_t axis = static_cast<int32_t>(getAxis()); // signed i32 attribute
   if (axis < 0 || axis >= first.getRank())
     return emitOpError("axis ") << axis << " is out of range for rank "
                                 << first.getRank();
@@ -306,6 +308,9 @@ LogicalResult AddPtrOp::verify() {
            << shapeString(offTensor.getShape()) << " differ";
   if (!ptrTensor && offTensor)
     return emitOpError("a scalar pointer needs a scalar offset");
+  if (ptrTensor && !offTensor)
+    return emitOpError("a tensor of pointers needs a tensor of offsets of the "
+                       "same shape");
   return success();
 }
 

@@ -12,6 +12,29 @@ using namespace tawa;
 
 #include "tawa/Dialect/Tawa/TawaDialect.cpp.inc"
 
+/// `T0, T1, ...` inside the brackets of `!tawa.aref<[...], D>`; the list may
+/// be empty here, ArefType::verify rejects that with its own message.
+static ParseResult parseArefPayload(AsmParser &parser,
+                                    SmallVector<Type> &payload) {
+  Type type;
+  OptionalParseResult first = parser.parseOptionalType(type);
+  if (!first.has_value())
+    return success();
+  if (failed(*first))
+    return failure();
+  payload.push_back(type);
+  while (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseType(type))
+      return failure();
+    payload.push_back(type);
+  }
+  return success();
+}
+
+static void printArefPayload(AsmPrinter &printer, ArrayRef<Type> payload) {
+  llvm::interleaveComma(payload, printer);
+}
+
 #define GET_TYPEDEF_CLASSES
 #include "tawa/Dialect/Tawa/TawaTypes.cpp.inc"
 

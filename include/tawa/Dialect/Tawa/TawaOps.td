@@ -44,7 +44,9 @@ def Tawa_ArefType : TypeDef<Tawa_Dialect, "Aref"> {
   }];
   let parameters = (ins ArrayRefParameter<"::mlir::Type">:$payload,
                         "int64_t":$depth);
-  let assemblyFormat = "`<` `[` $payload `]` `,` $depth `>`";
+  // The payload list is parsed by hand so that an empty list reaches the
+  // verifier (and its message) instead of failing inside the type parser.
+  let assemblyFormat = "`<` `[` custom<ArefPayload>($payload) `]` `,` $depth `>`";
   let genVerifyDecl = 1;
 }
 
