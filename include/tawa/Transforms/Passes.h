@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "tawa/Dialect/TT/TTDialect.h"
+#include "tawa/Dialect/Tawa/TawaDialect.h"
 
 namespace tawa {
 

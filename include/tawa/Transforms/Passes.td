@@ -17,4 +17,50 @@ def SupportedSubsetCheck : Pass<"tawa-check-supported", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tawa::tt::TTDialect"];
 }
 
+def PartitionAnnotation : Pass<"tawa-partition-annotation", "::tawa::tt::FuncOp"> {
+  let summary = "assign each operation of a kernel to the producer or consumer warp group";
+  let description = [{
+    Tawa paper §III-C1. Walks use-def chains backwards from two kinds of roots:
+    every TMA load (`tt.descriptor_load`) roots the *producer* slice (partition
+    0: the load and the iteration statements that compute its coordinates), and
+    every side-effecting sink (stores) roots the *consumer* slice (partition 1:
+    tile statements and the epilogue), which stops at TMA load results — those
+    edges become arefs. Loops belong to every partition that has operations in
+    them; scalar computations needed by both are replicated.
+
+    Results, as attributes only:
+    - `tawa.partition = array<i32: ...>` on every operation of the function
+      body (outside reduction combiners): the partitions that execute it;
+    - `tawa.iter_arg_partitions = array<i32: ...>` on every `scf.for` and
+      `scf.while`: per loop-carried value, a bit mask (1 = producer,
+      2 = consumer) of the partitions that carry it.
+    A kernel without TMA loads gets an error: there is nothing to specialize.
+  }];
+  let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect"];
+}
+
+def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
+  let summary = "split an annotated kernel into warp-group regions that talk through arefs";
+  let description = [{
+    Tawa paper §III-C2. Reads the `tawa.partition` annotations and rebuilds the
+    kernel body as one `tawa.warp_specialize` with a producer region and a
+    consumer region, each holding its own clone of the loop nest. Every
+    cross-partition edge (a TMA load used by the consumer) goes through an
+    aref; loads in one block that feed the same `tt.dot` share one tuple aref,
+    and so one pair of barriers. Each aref's iteration index is a running
+    counter threaded through every enclosing loop, so that a persistent
+    kernel's ring keeps its state across tiles. The producer puts after the
+    group's last load; the consumer gets before the first use and marks the
+    slot consumed after the last one.
+  }];
+  let options = [
+    Option<"arefDepth", "aref-depth", "int64_t", /*default=*/"3",
+           "slots D of each aref whose loads are inside a loop (others get 1)">,
+    Option<"consumerGroups", "consumer-groups", "int64_t", /*default=*/"1",
+           "consumer warp groups (4 warps each) that share the consumer region">
+  ];
+  let dependentDialects = ["::tawa::TawaDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD

@@ -129,9 +129,9 @@ ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
 void WarpSpecializeOp::print(OpAsmPrinter &p) {
   p.printOptionalAttrDict((*this)->getAttrs(),
                           {getWarpsAttrName(), getRegsAttrName()});
+  // `} partition ... {` chains the regions the way scf.if prints `} else {`.
   for (auto [i, region] : llvm::enumerate(getPartitions())) {
-    p.printNewline();
-    p << "  partition warps(" << getWarps()[i] << ") regs(" << getRegs()[i]
+    p << " partition warps(" << getWarps()[i] << ") regs(" << getRegs()[i]
       << ") ";
     p.printRegion(region, /*printEntryBlockArgs=*/false,
                   /*printBlockTerminators=*/true);

@@ -102,9 +102,11 @@ def Tawa_WarpSpecializeOp : Tawa_Op<"warp_specialize", [
     with setmaxnreg. Partition 0 is conventionally the producer.
 
     ```mlir
-    tawa.warp_specialize
-      partition warps(4) regs(40) { ... }
-      partition warps(8) regs(232) { ... }
+    tawa.warp_specialize partition warps(4) regs(40) {
+      ...
+    } partition warps(8) regs(232) {
+      ...
+    }
     ```
   }];
   let arguments = (ins DenseI32ArrayAttr:$warps, DenseI32ArrayAttr:$regs);

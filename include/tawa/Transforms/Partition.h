@@ -1,0 +1,33 @@
+//===- Partition.h - the partition attributes passes exchange --*- C++ -*-===//
+//
+// PartitionAnnotation writes these attributes; LoopDistribution reads them.
+// Passes talk only through IR, so these names are the whole interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TAWA_TRANSFORMS_PARTITION_H
+#define TAWA_TRANSFORMS_PARTITION_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace tawa {
+
+/// Partition 0 is the producer warp group (TMA loads and their iteration
+/// statements); partition 1 the consumer warp group(s) (tile statements and
+/// the epilogue).
+enum Partition : int32_t { kProducer = 0, kConsumer = 1 };
+
+/// `array<i32: ...>` on an operation: the partitions that execute it.
+inline constexpr llvm::StringLiteral kPartitionAttr = "tawa.partition";
+/// `array<i32: ...>` on a loop: per loop-carried value, the bit mask
+/// (1 << partition) of the partitions that carry it.
+inline constexpr llvm::StringLiteral kIterArgPartitionsAttr =
+    "tawa.iter_arg_partitions";
+
+/// Whether `op` is annotated as executing in partition `p`.
+bool isInPartition(mlir::Operation *op, int32_t p);
+
+} // namespace tawa
+
+#endif // TAWA_TRANSFORMS_PARTITION_H

@@ -1,0 +1,498 @@
+//===- LoopDistribution.cpp - warp-group regions connected by arefs -------===//
+//
+// Tawa paper §III-C2 (loop distribution). The kernel body becomes
+//
+//   %a = tawa.aref.create : !tawa.aref<[tile types of one group], D>
+//   tawa.warp_specialize
+//     partition warps(4) regs(40)   { producer clone: loads, aref.put }
+//     partition warps(4N) regs(R)   { consumer clone: aref.get, math,
+//                                     aref.consumed, epilogue }
+//
+// Each partition clones the loops that hold its operations, keeping only the
+// loop-carried values it carries, and threads one i32 counter per aref through
+// every loop around that aref's accesses: iteration k of the ring is the k-th
+// access, whatever the loop nest looks like.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Transforms/Partition.h"
+#include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/SourceLocation.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace tawa {
+#define GEN_PASS_DEF_LOOPDISTRIBUTION
+#include "tawa/Transforms/Passes.h.inc"
+} // namespace tawa
+
+using namespace mlir;
+using namespace tawa;
+
+namespace {
+
+/// TMA loads that travel together through one aref.
+struct ArefGroup {
+  SmallVector<tt::DescriptorLoadOp> loads; // in block order
+  Value aref;
+  /// The operation of the loads' block after which every consumer read of the
+  /// group's slot has happened (nullptr: no read).
+  Operation *lastUse = nullptr;
+};
+
+/// The tt.dot ops that `load` feeds through pure, single-block value chains
+/// (e.g. tt.trans for a transposed B operand).
+SmallVector<Operation *> dotsFedBy(tt::DescriptorLoadOp load) {
+  SmallVector<Operation *> dots;
+  SmallVector<Value> worklist{load.getResult()};
+  llvm::DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      if (isa<tt::DotOp>(user)) {
+        dots.push_back(user);
+      } else if (isPure(user) && user->getNumRegions() == 0 &&
+                 user->getBlock() == load->getBlock()) {
+        for (Value r : user->getResults())
+          worklist.push_back(r);
+      }
+    }
+  }
+  return dots;
+}
+
+/// Bit mask of partitions carrying each loop-carried value of `loop`.
+ArrayRef<int32_t> carriedMasks(Operation *loop) {
+  auto attr = loop->getAttrOfType<DenseI32ArrayAttr>(kIterArgPartitionsAttr);
+  return attr ? attr.asArrayRef() : ArrayRef<int32_t>();
+}
+
+class Distributor {
+public:
+  Distributor(tt::FuncOp func, int64_t depth, int64_t consumerGroups)
+      : func(func), depth(depth), consumerGroups(consumerGroups) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult collectGroups();
+  LogicalResult checkAnnotations();
+  bool available(Value v, Region *region);
+  LogicalResult checkOperands(Operation *op, Region *region, int32_t p);
+  void cloneBlockInto(Block &src, OpBuilder &b, int32_t p);
+  void cloneOp(Operation *op, OpBuilder &b, int32_t p);
+  void cloneFor(scf::ForOp forOp, OpBuilder &b, int32_t p);
+  void cloneWhile(scf::WhileOp whileOp, OpBuilder &b, int32_t p);
+  SmallVector<unsigned> groupsInside(Operation *op);
+  Value increment(OpBuilder &b, Location loc, Value v);
+  void strip(Operation *op);
+
+  tt::FuncOp func;
+  int64_t depth, consumerGroups;
+  SmallVector<ArefGroup> groups;
+  llvm::DenseMap<Operation *, unsigned> groupOfLoad;
+  // Per partition while cloning:
+  IRMapping map;
+  SmallVector<Value> counter; // current iteration counter of each group
+  Region *partitionRegion = nullptr;
+  LogicalResult status = success();
+};
+
+LogicalResult Distributor::checkAnnotations() {
+  WalkResult result = func.getBody().walk([&](Operation *op) {
+    if (isa<tt::ReduceOp, tt::ScanOp>(op->getParentOp()) ||
+        op->hasTrait<OpTrait::IsTerminator>())
+      return WalkResult::advance();
+    if (!op->hasAttr(kPartitionAttr)) {
+      op->emitOpError("has no tawa.partition annotation: run "
+                    "-tawa-partition-annotation before -tawa-loop-distribution");
+      return WalkResult::interrupt();
+    }
+    if (isa<scf::IfOp>(op) && isInPartition(op, kProducer) &&
+        isInPartition(op, kConsumer)) {
+      emitError(getUserLocation(op->getLoc()))
+          << "a conditional (scf.if) whose body is split between the producer "
+             "and the consumer warp groups is not supported yet";
+      return WalkResult::interrupt();
+    }
+    if (auto whileOp = dyn_cast<scf::WhileOp>(op))
+      if (TypeRange(whileOp.getBeforeArguments()) !=
+          TypeRange(whileOp.getAfterArguments())) {
+        emitError(getUserLocation(op->getLoc()))
+            << "a while loop whose condition forwards values of other types "
+               "than it carries is not supported yet";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult Distributor::collectGroups() {
+  SmallVector<tt::DescriptorLoadOp> loads;
+  func.walk([&](tt::DescriptorLoadOp load) { loads.push_back(load); });
+  // Loads of one block feeding one dot share an aref (Tawa §III-C2).
+  llvm::EquivalenceClasses<Operation *> classes;
+  llvm::DenseMap<std::pair<Block *, Operation *>, Operation *> firstForDot;
+  for (tt::DescriptorLoadOp load : loads) {
+    classes.insert(load);
+    for (Operation *dot : dotsFedBy(load)) {
+      auto key = std::make_pair(load->getBlock(), dot);
+      auto [it, inserted] = firstForDot.try_emplace(key, load);
+      if (!inserted)
+        classes.unionSets(it->second, load.getOperation());
+    }
+  }
+  llvm::DenseMap<Operation *, unsigned> groupOfLeader;
+  for (tt::DescriptorLoadOp load : loads) {
+    Operation *leader = classes.getLeaderValue(load.getOperation());
+    auto [it, inserted] = groupOfLeader.try_emplace(leader, groups.size());
+    if (inserted)
+      groups.emplace_back();
+    groups[it->second].loads.push_back(load);
+    groupOfLoad[load] = it->second;
+  }
+  for (ArefGroup &group : groups) {
+    for (tt::DescriptorLoadOp load : group.loads) {
+      for (Operation *parent = load->getParentOp(); parent != func;
+           parent = parent->getParentOp())
+        if (!isa<scf::ForOp, scf::WhileOp>(parent))
+          return emitError(getUserLocation(load->getLoc()))
+                 << "a TMA load inside '" << parent->getName()
+                 << "' is not supported yet (only inside scf.for and "
+                    "scf.while loops)";
+      // A tt.trans of a loaded tile is a view of the same shared-memory
+      // buffer (wgmma reads it transposed): its users read the slot too.
+      SmallVector<Operation *> users;
+      SmallVector<Value> worklist{load.getResult()};
+      while (!worklist.empty())
+        for (Operation *user : worklist.pop_back_val().getUsers()) {
+          users.push_back(user);
+          if (isa<tt::TransOp>(user))
+            worklist.push_back(user->getResult(0));
+        }
+      for (Operation *user : users) {
+        Operation *inBlock = load->getBlock()->findAncestorOpInBlock(*user);
+        if (!inBlock)
+          return emitError(getUserLocation(user->getLoc()))
+                 << "a TMA-loaded tile used outside the block of its load "
+                    "is not supported yet";
+        if (!group.lastUse || group.lastUse->isBeforeInBlock(inBlock))
+          group.lastUse = inBlock;
+      }
+    }
+  }
+  return success();
+}
+
+SmallVector<unsigned> Distributor::groupsInside(Operation *op) {
+  SmallVector<unsigned> inside;
+  for (auto [i, group] : llvm::enumerate(groups))
+    if (op->isProperAncestor(group.loads.front()))
+      inside.push_back(i);
+  return inside;
+}
+
+Value Distributor::increment(OpBuilder &b, Location loc, Value v) {
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+  return arith::AddIOp::create(b, loc, v, one);
+}
+
+void Distributor::strip(Operation *op) {
+  op->walk([](Operation *nested) {
+    nested->removeAttr(kPartitionAttr);
+    nested->removeAttr(kIterArgPartitionsAttr);
+  });
+}
+
+/// A value the clone for partition `p` may use: a function argument, a value
+/// defined inside the new region, or an aref.
+bool Distributor::available(Value v, Region *region) {
+  Value mapped = map.lookupOrDefault(v);
+  if (auto arg = dyn_cast<BlockArgument>(mapped))
+    if (arg.getOwner()->getParentOp() == func)
+      return true;
+  if (isa_and_nonnull<tawa::ArefCreateOp>(mapped.getDefiningOp()))
+    return true;
+  return region->isAncestor(mapped.getParentRegion());
+}
+
+LogicalResult Distributor::checkOperands(Operation *op, Region *region,
+                                         int32_t p) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands()) {
+      // Values defined inside `op` itself are cloned along with it.
+      if (auto res = dyn_cast<OpResult>(operand))
+        if (op->isAncestor(res.getOwner()))
+          continue;
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        if (op->isAncestor(arg.getOwner()->getParentOp()))
+          continue;
+      if (!available(operand, region)) {
+        emitError(getUserLocation(nested->getLoc()))
+            << "internal error: '" << nested->getName() << "' in the "
+            << (p == kProducer ? "producer" : "consumer")
+            << " warp group uses a value the partitioning did not give it";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+void Distributor::cloneBlockInto(Block &src, OpBuilder &b, int32_t p) {
+  for (Operation &op : src.without_terminator()) {
+    if (failed(status))
+      return;
+    cloneOp(&op, b, p);
+  }
+}
+
+void Distributor::cloneOp(Operation *op, OpBuilder &b, int32_t p) {
+  Location loc = op->getLoc();
+  if (auto load = dyn_cast<tt::DescriptorLoadOp>(op)) {
+    unsigned g = groupOfLoad.lookup(load);
+    ArefGroup &group = groups[g];
+    if (p == kProducer) {
+      b.clone(*op, map);
+      strip(map.lookupOrDefault(load.getResult()).getDefiningOp());
+      if (load == group.loads.back()) {
+        SmallVector<Value> values;
+        for (tt::DescriptorLoadOp l : group.loads)
+          values.push_back(map.lookupOrDefault(l.getResult()));
+        tawa::ArefPutOp::create(b, loc, group.aref, counter[g], values);
+        counter[g] = increment(b, loc, counter[g]);
+      }
+    } else if (load == group.loads.front()) {
+      SmallVector<Type> types;
+      for (tt::DescriptorLoadOp l : group.loads)
+        types.push_back(l.getType());
+      auto get = tawa::ArefGetOp::create(b, loc, types, group.aref, counter[g]);
+      for (auto [l, v] : llvm::zip(group.loads, get.getValues()))
+        map.map(l.getResult(), v);
+      if (!group.lastUse) {
+        tawa::ArefConsumedOp::create(b, loc, group.aref, counter[g]);
+        counter[g] = increment(b, loc, counter[g]);
+      }
+    }
+    if (p == kProducer || load != group.loads.front())
+      return;
+  } else if (isInPartition(op, p)) {
+    if (auto forOp = dyn_cast<scf::ForOp>(op))
+      cloneFor(forOp, b, p);
+    else if (auto whileOp = dyn_cast<scf::WhileOp>(op))
+      cloneWhile(whileOp, b, p);
+    else if (failed(checkOperands(op, partitionRegion, p)))
+      status = failure();
+    else
+      strip(b.clone(*op, map));
+  }
+  if (p != kConsumer)
+    return;
+  // Release every group whose last consumer use was this operation.
+  for (auto [g, group] : llvm::enumerate(groups))
+    if (group.lastUse == op) {
+      tawa::ArefConsumedOp::create(b, loc, group.aref, counter[g]);
+      counter[g] = increment(b, loc, counter[g]);
+    }
+}
+
+void Distributor::cloneFor(scf::ForOp forOp, OpBuilder &b, int32_t p) {
+  ArrayRef<int32_t> masks = carriedMasks(forOp);
+  SmallVector<unsigned> kept;
+  for (unsigned i = 0; i < forOp.getNumRegionIterArgs(); ++i)
+    if (i < masks.size() && (masks[i] & (1 << p)))
+      kept.push_back(i);
+  SmallVector<unsigned> counters = groupsInside(forOp);
+
+  SmallVector<Value> inits;
+  for (unsigned i : kept)
+    inits.push_back(map.lookupOrDefault(forOp.getInitArgs()[i]));
+  for (unsigned g : counters)
+    inits.push_back(counter[g]);
+  auto newFor = scf::ForOp::create(
+      b, forOp.getLoc(), map.lookupOrDefault(forOp.getLowerBound()),
+      map.lookupOrDefault(forOp.getUpperBound()), map.lookupOrDefault(forOp.getStep()), inits);
+  for (NamedAttribute attr : forOp->getDiscardableAttrs())
+    if (attr.getName() != kPartitionAttr &&
+        attr.getName() != kIterArgPartitionsAttr)
+      newFor->setAttr(attr.getName(), attr.getValue());
+
+  Block *body = newFor.getBody();
+  map.map(forOp.getInductionVar(), newFor.getInductionVar());
+  for (auto [k, i] : llvm::enumerate(kept))
+    map.map(forOp.getRegionIterArgs()[i], newFor.getRegionIterArgs()[k]);
+  for (auto [k, g] : llvm::enumerate(counters))
+    counter[g] = newFor.getRegionIterArgs()[kept.size() + k];
+
+  OpBuilder inner = OpBuilder::atBlockBegin(body);
+  // scf.for::create with inits adds a yield; rebuild it at the end.
+  if (!body->empty())
+    body->getTerminator()->erase();
+  cloneBlockInto(*forOp.getBody(), inner, p);
+  SmallVector<Value> yields;
+  for (unsigned i : kept)
+    yields.push_back(map.lookupOrDefault(forOp.getYieldedValues()[i]));
+  for (unsigned g : counters)
+    yields.push_back(counter[g]);
+  scf::YieldOp::create(inner, forOp.getLoc(), yields);
+
+  for (auto [k, i] : llvm::enumerate(kept))
+    map.map(forOp.getResult(i), newFor.getResult(k));
+  for (auto [k, g] : llvm::enumerate(counters))
+    counter[g] = newFor.getResult(kept.size() + k);
+}
+
+void Distributor::cloneWhile(scf::WhileOp whileOp, OpBuilder &b, int32_t p) {
+  ArrayRef<int32_t> masks = carriedMasks(whileOp);
+  SmallVector<unsigned> kept;
+  for (unsigned i = 0; i < whileOp.getBeforeArguments().size(); ++i)
+    if (i < masks.size() && (masks[i] & (1 << p)))
+      kept.push_back(i);
+  SmallVector<unsigned> counters = groupsInside(whileOp);
+
+  SmallVector<Value> inits;
+  SmallVector<Type> types;
+  for (unsigned i : kept) {
+    inits.push_back(map.lookupOrDefault(whileOp.getInits()[i]));
+    types.push_back(whileOp.getBeforeArguments()[i].getType());
+  }
+  for (unsigned g : counters) {
+    inits.push_back(counter[g]);
+    types.push_back(b.getI32Type());
+  }
+  auto newWhile = scf::WhileOp::create(b, whileOp.getLoc(), types, inits,
+                                       nullptr, nullptr);
+  // The builder made both blocks, with arguments of `types`.
+  Block *before = newWhile.getBeforeBody();
+  Block *after = newWhile.getAfterBody();
+
+  auto bindArgs = [&](Block *src, Block *dst) {
+    for (auto [k, i] : llvm::enumerate(kept))
+      map.map(src->getArgument(i), dst->getArgument(k));
+    for (auto [k, g] : llvm::enumerate(counters))
+      counter[g] = dst->getArgument(kept.size() + k);
+  };
+  // Before region: the condition and the values it forwards.
+  bindArgs(whileOp.getBeforeBody(), before);
+  OpBuilder beforeBuilder = OpBuilder::atBlockEnd(before);
+  cloneBlockInto(*whileOp.getBeforeBody(), beforeBuilder, p);
+  scf::ConditionOp cond = whileOp.getConditionOp();
+  SmallVector<Value> forwarded;
+  for (unsigned i : kept)
+    forwarded.push_back(map.lookupOrDefault(cond.getArgs()[i]));
+  for (unsigned g : counters)
+    forwarded.push_back(counter[g]);
+  scf::ConditionOp::create(beforeBuilder, cond.getLoc(),
+                           map.lookupOrDefault(cond.getCondition()), forwarded);
+
+  // After region: the body.
+  bindArgs(whileOp.getAfterBody(), after);
+  OpBuilder afterBuilder = OpBuilder::atBlockEnd(after);
+  cloneBlockInto(*whileOp.getAfterBody(), afterBuilder, p);
+  SmallVector<Value> yields;
+  for (unsigned i : kept)
+    yields.push_back(map.lookupOrDefault(whileOp.getYieldOp().getOperand(i)));
+  for (unsigned g : counters)
+    yields.push_back(counter[g]);
+  scf::YieldOp::create(afterBuilder, whileOp.getLoc(), yields);
+
+  for (auto [k, i] : llvm::enumerate(kept))
+    map.map(whileOp.getResult(i), newWhile.getResult(k));
+  for (auto [k, g] : llvm::enumerate(counters))
+    counter[g] = newWhile.getResult(kept.size() + k);
+  b.setInsertionPointAfter(newWhile);
+}
+
+LogicalResult Distributor::run() {
+  if (func.isExternal())
+    return success();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("a kernel body of more than one block is not "
+                          "supported");
+  if (failed(collectGroups()) || failed(checkAnnotations()))
+    return failure();
+  if (groups.empty())
+    return emitError(getUserLocation(func.getLoc()))
+           << "kernel @" << func.getName()
+           << " has no TMA loads: there is nothing to warp-specialize";
+
+  Block &body = func.getBody().front();
+  Operation *ret = body.getTerminator();
+  OpBuilder b(ret);
+  Location loc = func.getLoc();
+  for (ArefGroup &group : groups) {
+    SmallVector<Type> payload;
+    for (tt::DescriptorLoadOp load : group.loads)
+      payload.push_back(load.getType());
+    bool inLoop = group.loads.front()->getParentOp() != func;
+    auto type = tawa::ArefType::get(func.getContext(), payload,
+                                    inLoop ? depth : 1);
+    group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
+  }
+
+  // One producer warp group with few registers; the consumer groups share the
+  // rest of the 64K-register file (setmaxnreg takes multiples of 8, <= 256).
+  const int32_t producerRegs = 40;
+  int32_t consumerWarps = 4 * consumerGroups;
+  int32_t consumerRegs =
+      std::min<int64_t>(232, ((65536 - 128 * producerRegs) /
+                              (32 * consumerWarps)) / 8 * 8);
+  auto ws = tawa::WarpSpecializeOp::create(
+      b, loc, b.getDenseI32ArrayAttr({4, consumerWarps}),
+      b.getDenseI32ArrayAttr({producerRegs, consumerRegs}), /*regions=*/2);
+
+  for (int32_t p : {kProducer, kConsumer}) {
+    partitionRegion = &ws.getPartitions()[p];
+    Block *region = &partitionRegion->emplaceBlock();
+    OpBuilder rb = OpBuilder::atBlockEnd(region);
+    map.clear();
+    Value zero = arith::ConstantIntOp::create(rb, loc, 0, 32);
+    counter.assign(groups.size(), zero);
+    cloneBlockInto(body, rb, p);
+    if (failed(status))
+      return failure();
+  }
+
+  // The original body, minus the new ops and the return, is now dead.
+  SmallVector<Operation *> dead;
+  for (Operation &op : body.without_terminator()) {
+    if (&op == ws.getOperation() || isa<tawa::ArefCreateOp>(op))
+      continue;
+    dead.push_back(&op);
+  }
+  for (Operation *op : llvm::reverse(dead)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  return success();
+}
+
+struct LoopDistribution
+    : public tawa::impl::LoopDistributionBase<LoopDistribution> {
+  using LoopDistributionBase::LoopDistributionBase;
+  void runOnOperation() override {
+    if (arefDepth < 1) {
+      getOperation().emitError("aref-depth must be at least 1");
+      return signalPassFailure();
+    }
+    if (consumerGroups < 1 || consumerGroups > 3) {
+      getOperation().emitError("consumer-groups must be 1, 2 or 3");
+      return signalPassFailure();
+    }
+    Distributor distributor(getOperation(), arefDepth, consumerGroups);
+    if (failed(distributor.run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,139 @@
+// RUN: tawa-opt %s -split-input-file -verify-diagnostics -tawa-partition-annotation -tawa-loop-distribution | FileCheck %s
+// RUN: tawa-opt %s -split-input-file -verify-diagnostics -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4 consumer-groups=2" | FileCheck %s --check-prefix=OPTS
+// RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=PERSISTENT
+// RUN: tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=ATTN
+// RUN: not tawa-opt %s -split-input-file -tawa-loop-distribution 2>&1 | FileCheck %s --check-prefix=NOANNOT
+// RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=GROUPED
+
+// NOANNOT: error: 'arith.constant' op has no tawa.partition annotation: run -tawa-partition-annotation before -tawa-loop-distribution
+
+// The two loads feeding one dot share a tuple aref; iteration k of the ring is
+// a counter each partition carries through its own clone of the loop.
+
+// CHECK-LABEL: tt.func @gemm
+// CHECK: %[[AREF:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3>
+// CHECK: tawa.warp_specialize partition warps(4) regs(40) {
+// CHECK:   %[[PZERO:.*]] = arith.constant 0 : i32
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[PK:.*]] = %[[PZERO]]) -> (i32)
+// CHECK:     %[[A:.*]] = tt.descriptor_load
+// CHECK:     %[[B:.*]] = tt.descriptor_load
+// CHECK:     tawa.aref.put %[[AREF]][%[[PK]]], %[[A]], %[[B]]
+// CHECK:     %[[PNEXT:.*]] = arith.addi %[[PK]], %{{.*}} : i32
+// CHECK:     scf.yield %[[PNEXT]] : i32
+// CHECK-NOT: tt.dot
+// CHECK: } partition warps(4) regs(232) {
+// CHECK:   %[[CZERO:.*]] = arith.constant 0 : i32
+// CHECK-NOT: tt.descriptor_load
+// CHECK:   %[[R:.*]]:2 = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[CK:.*]] = %[[CZERO]]) -> (tensor<128x128xf32>, i32)
+// CHECK:     %[[T:.*]]:2 = tawa.aref.get %[[AREF]][%[[CK]]]
+// CHECK:     %[[BT:.*]] = tt.trans %[[T]]#1
+// CHECK:     %[[D:.*]] = tt.dot %[[T]]#0, %[[BT]], %[[ACC]]
+// CHECK:     tawa.aref.consumed %[[AREF]][%[[CK]]]
+// CHECK:     %[[CNEXT:.*]] = arith.addi %[[CK]], %{{.*}} : i32
+// CHECK:     scf.yield %[[D]], %[[CNEXT]]
+// CHECK:   arith.truncf %[[R]]#0
+// CHECK:   tt.descriptor_store
+// CHECK: }
+// CHECK-NEXT: tt.return
+
+// OPTS-LABEL: tt.func @gemm
+// OPTS: tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 4>
+// OPTS: tawa.warp_specialize partition warps(4) regs(40) {
+// OPTS: } partition warps(8) regs(232) {
+tt.func @gemm(%a: !tt.tensordesc<tensor<128x64xf16>>, %b: !tt.tensordesc<tensor<128x64xf16>>,
+              %c: !tt.tensordesc<tensor<128x128xf16>>, %k_tiles: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %pid = tt.get_program_id x : i32
+  %row = arith.muli %pid, %c128 : i32
+  %acc = scf.for %k = %c0 to %k_tiles step %c1 iter_args(%acc_in = %zero) -> (tensor<128x128xf32>) : i32 {
+    %kk = arith.muli %k, %c64 : i32
+    %ta = tt.descriptor_load %a[%row, %kk] : !tt.tensordesc<tensor<128x64xf16>> -> tensor<128x64xf16>
+    %tb = tt.descriptor_load %b[%row, %kk] : !tt.tensordesc<tensor<128x64xf16>> -> tensor<128x64xf16>
+    %tbt = tt.trans %tb {order = array<i32: 1, 0>} : tensor<128x64xf16> -> tensor<64x128xf16>
+    %acc_out = tt.dot %ta, %tbt, %acc_in : tensor<128x64xf16> * tensor<64x128xf16> -> tensor<128x128xf32>
+    scf.yield %acc_out : tensor<128x128xf32>
+  }
+  %out = arith.truncf %acc : tensor<128x128xf32> to tensor<128x128xf16>
+  tt.descriptor_store %c[%row, %c0], %out : !tt.tensordesc<tensor<128x128xf16>>, tensor<128x128xf16>
+  tt.return
+}
+
+// -----
+
+tt.func @conditional_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensordesc<tensor<64x64xf16>>, %n: i32, %flag: i1) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%acc_in = %zero) -> (tensor<64x64xf32>) : i32 {
+    %r = scf.if %flag -> (tensor<64x64xf32>) {
+      // expected-error @below {{a TMA load inside 'scf.if' is not supported yet (only inside scf.for and scf.while loops)}}
+      %t = tt.descriptor_load %a[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+      %d = tt.dot %t, %t, %acc_in : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+      scf.yield %d : tensor<64x64xf32>
+    } else {
+      scf.yield %acc_in : tensor<64x64xf32>
+    }
+    scf.yield %r : tensor<64x64xf32>
+  }
+  %out = arith.truncf %acc : tensor<64x64xf32> to tensor<64x64xf16>
+  tt.descriptor_store %c[%c0, %c0], %out : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  tt.return
+}
+
+// The user's persistent loop: the ring counter runs on across tiles, so the
+// producer can prefetch the next tile's first slots during the epilogue.
+// PERSISTENT: tawa.warp_specialize partition warps(4) regs(40) {
+// PERSISTENT:   scf.for {{.*}} iter_args(%[[OUTER:.*]] = %c0_i32) -> (i32)
+// PERSISTENT:     %[[INNER:.*]] = scf.for {{.*}} iter_args(%[[K:.*]] = %[[OUTER]]) -> (i32)
+// PERSISTENT:       tawa.aref.put %{{.*}}[%[[K]]]
+// PERSISTENT:     scf.yield %[[INNER]] : i32
+// PERSISTENT: } partition warps(4) regs(232) {
+// PERSISTENT:   scf.for {{.*}} iter_args(%[[COUTER:.*]] = %c0_i32) -> (i32)
+// PERSISTENT:     %[[CINNER:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[CK:.*]] = %[[COUTER]]) -> (tensor<128x256xf32>, i32)
+// PERSISTENT:       tawa.aref.get %{{.*}}[%[[CK]]]
+// PERSISTENT:       tawa.aref.consumed %{{.*}}[%[[CK]]]
+// PERSISTENT:     tt.descriptor_store
+// PERSISTENT:     scf.yield %[[CINNER]]#1 : i32
+
+// Attention: Q is loaded once (a 1-slot aref, released after the loop); K and
+// V each have their own ring; K is released after QK^T (the tt.trans view
+// counts as a use), V after PV.
+// ATTN-DAG: %[[Q:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 1>
+// ATTN-DAG: %[[K:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 3>
+// ATTN-DAG: %[[V:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 3>
+// ATTN: tawa.warp_specialize
+// ATTN:   tawa.aref.put %[[Q]]
+// ATTN:   scf.for
+// ATTN:     tawa.aref.put %[[K]]
+// ATTN:     tawa.aref.put %[[V]]
+// ATTN: } partition warps(4) regs(232) {
+// ATTN:   %[[QT:.*]] = tawa.aref.get %[[Q]]
+// ATTN:   scf.for
+// ATTN:     %[[KT:.*]] = tawa.aref.get %[[K]]
+// ATTN:     %[[KTT:.*]] = tt.trans %[[KT]]
+// ATTN:     tt.dot %[[QT]], %[[KTT]]
+// ATTN:     tawa.aref.consumed %[[K]]
+// ATTN:     %[[VT:.*]] = tawa.aref.get %[[V]]
+// ATTN:     tt.dot %{{.*}}, %[[VT]]
+// ATTN:     tawa.aref.consumed %[[V]]
+// ATTN:   }
+// ATTN:   tawa.aref.consumed %[[Q]]
+// ATTN:   tt.descriptor_store
+
+// Grouped GEMM: the producer builds only the A and B descriptors, the
+// consumer only C's; the counter crosses the scf.while tile loop.
+// GROUPED: tawa.warp_specialize partition warps(4) regs(40) {
+// GROUPED-COUNT-2: tt.make_tensor_descriptor {{.*}} <tensor<128x64xf16>>
+// GROUPED:   scf.while (%{{.*}} = %{{.*}}, %[[WK:.*]] = %{{.*}}) : (i32, i32) -> (i32, i32)
+// GROUPED:     scf.condition(%{{.*}}) %{{.*}}, %[[WK]] : i32, i32
+// GROUPED:     tawa.aref.put
+// GROUPED: } partition warps(4) regs(232) {
+// GROUPED-NOT: tensor<128x64xf16>>
+// GROUPED:   tt.make_tensor_descriptor {{.*}} <tensor<128x128xf16>>
+// GROUPED:   scf.while
+// GROUPED:     tawa.aref.get
+// GROUPED:     tt.descriptor_store
