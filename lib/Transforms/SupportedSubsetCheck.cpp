@@ -166,17 +166,20 @@ struct SupportedSubsetCheck
         diag << " (defining '" << name << "')";
       diag << " yet: " << why;
     };
-    getOperation()->walk([&](Operation *op) {
+    // Pre-order, so that an unsupported op with regions (a tt.scan and its
+    // combiner) is one construct with one error, not one per nested op.
+    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
       std::string why = checkOp(op);
       if (!why.empty()) {
         report(op, "operation", why);
-        return;
+        return isa<tt::FuncOp>(op) ? WalkResult::advance()
+                                   : WalkResult::skip();
       }
       for (Type type : op->getResultTypes()) {
         std::string typeWhy = checkType(type);
         if (!typeWhy.empty()) {
           report(op, "the result of", typeWhy);
-          return;
+          return WalkResult::advance();
         }
       }
       for (Region &region : op->getRegions())
@@ -185,9 +188,10 @@ struct SupportedSubsetCheck
             std::string argWhy = checkType(arg.getType());
             if (!argWhy.empty()) {
               report(op, "an argument of", argWhy);
-              return;
+              return WalkResult::advance();
             }
           }
+      return WalkResult::advance();
     });
     if (problems) {
       mlir::emitError(getOperation().getLoc())
