@@ -50,6 +50,9 @@ const char *fallbackName(CUresult r) {
     return "CUDA_ERROR_INVALID_IMAGE";
   case CUDA_ERROR_NOT_FOUND:
     return "CUDA_ERROR_NOT_FOUND";
+  case CUDA_ERROR_STUB_LIBRARY:
+    return "CUDA_ERROR_STUB_LIBRARY (the toolkit's stub libcuda was loaded, "
+           "not a real driver)";
   default:
     return nullptr;
   }
@@ -94,27 +97,25 @@ void Driver::load() {
     throw Error(std::string("cannot load the CUDA driver libcuda.so.1 (is an "
                             "NVIDIA driver installed?): ") +
                 dlerror());
-  using GetProcFn = decltype(&::cuGetProcAddress);
-  auto getProc =
-      reinterpret_cast<GetProcFn>(dlsym(handle, "cuGetProcAddress_v2"));
-  if (!getProc)
-    throw Error("libcuda.so.1 has no cuGetProcAddress_v2; the driver is older "
-                "than CUDA 12.0");
-  auto resolve = [&](const char *name, void **slot) {
-    CUdriverProcAddressQueryResult status;
-    CUresult r =
-        getProc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
-    if (r != CUDA_SUCCESS || !*slot)
-      throw Error(std::string("cuGetProcAddress(\"") + name +
-                  "\") failed: status " + std::to_string(int(status)) +
+  // Resolve each entry point by the symbol name cuda.h's versioning macros
+  // give it (cuMemAlloc -> cuMemAlloc_v2, cuCtxGetDevice stays v1): that is
+  // exactly the ABI of the prototype we call through. cuGetProcAddress with
+  // our CUDA_VERSION would instead return the newest ABI of that version,
+  // which for cuCtxGetDevice and cuCtxSynchronize in 13.0 takes an extra
+  // CUcontext argument (a crash seen on the H100 on 2026-11-22).
+  auto resolve = [&](const char *symbol, void **slot) {
+    *slot = dlsym(handle, symbol);
+    if (!*slot)
+      throw Error(std::string("libcuda.so.1 has no symbol ") + symbol +
                   "; the driver is older than the CUDA " +
                   std::to_string(CUDA_VERSION / 1000) + "." +
                   std::to_string(CUDA_VERSION % 1000 / 10) +
                   " headers this runtime was built with");
   };
-  // #name is the API name as written (e.g. "cuMemAlloc"); the member it
-  // fills may carry cuda.h's versioned spelling (cuMemAlloc_v2).
-#define TAWA_DRIVER_FN(name) resolve(#name, reinterpret_cast<void **>(&name));
+#define TAWA_STRINGIFY_EXPANDED(x) TAWA_STRINGIFY(x)
+#define TAWA_STRINGIFY(x) #x
+#define TAWA_DRIVER_FN(name)                                                   \
+  resolve(TAWA_STRINGIFY_EXPANDED(name), reinterpret_cast<void **>(&name));
 #include "tawa/runtime/DriverFunctions.def"
 #undef TAWA_DRIVER_FN
 }

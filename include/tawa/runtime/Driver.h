@@ -3,8 +3,8 @@
 // libcuda is opened with dlopen rather than linked, so that the runtime and
 // its unit tests load on machines that have the CUDA toolkit but no driver;
 // only calls that need the GPU fail there, with a message saying why.
-// Entry points are resolved with cuGetProcAddress for the CUDA version we
-// were compiled against, so each pointer matches the prototype in cuda.h.
+// Entry points are looked up by the symbol names cuda.h's versioning macros
+// produce, so each pointer matches the prototype it is called through.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
