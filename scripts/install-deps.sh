@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh            compiler + tests (MLIR 22, LLVM tools, GoogleTest, ninja)
 set -euo pipefail
 pkgs=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-dev
-      cmake ninja-build libgtest-dev python3)
+      cmake ninja-build libgtest-dev python3 libz3-dev coinor-libcbc-dev pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
