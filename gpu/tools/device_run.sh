@@ -21,6 +21,11 @@ step() { # name, timeout, command...
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 # gpu/ configured on its own: independent of the rest of the tree's options
 # and dependencies.
+# A warm machine keeps ignored build directories between calls: drop one
+# that was configured from another source directory.
+if [ -f $B/CMakeCache.txt ] && ! grep -q "^CMAKE_HOME_DIRECTORY:INTERNAL=$PWD/gpu\$" $B/CMakeCache.txt; then
+  rm -rf $B
+fi
 cmake -G Ninja -S gpu -B $B >"$LOGS/configure.log" 2>&1 || { cat "$LOGS/configure.log"; exit 1; }
 ninja -C $B >"$LOGS/build.log" 2>&1 || { tail -50 "$LOGS/build.log"; exit 1; }
 G=$B
