@@ -19,6 +19,7 @@
 #include "tawa/Analysis/KernelSummary.h"
 #include "tawa/InitAll.h"
 #include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/SourceLocation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -99,6 +100,22 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  // A verifier error on an op Triton inlined from its own library (tl.sum,
+  // tl.zeros, ...) carries callsite(triton/language/... at kernel.py:L:C);
+  // re-emit it at the user's line, as the subset check reports. Handlers run
+  // newest first, so this one sees each diagnostic before diagHandler.
+  context.getDiagEngine().registerHandler([](Diagnostic &diag) {
+    Location loc = diag.getLocation();
+    Location user = tawa::getUserLocation(loc);
+    if (diag.getSeverity() != DiagnosticSeverity::Error ||
+        !isa<CallSiteLoc>(loc) || user == loc)
+      return failure();
+    InFlightDiagnostic moved = emitError(user);
+    moved << diag.str();
+    for (Diagnostic &note : diag.getNotes())
+      moved.attachNote(note.getLocation()) << note.str();
+    return success();
+  });
 
   ParserConfig config(&context, /*verifyAfterParse=*/emitStage != Stage::Parse);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
