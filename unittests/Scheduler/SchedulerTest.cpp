@@ -252,7 +252,9 @@ Graph randomGraph(std::mt19937 &rng, bool joint) {
     o.uses.push_back(u);
     if (joint) {
       o.varLatency = i == 0 && rng() % 3 == 0;
+      o.streaming = o.varLatency && rng() % 2;
       o.regs = rng() % 3 ? 0 : 1 + rng() % 3;
+      o.smem = rng() % 3 ? 0 : 1 + rng() % 2;
       o.spill = rng() % 3 ? 0 : 1;
     }
     g.ops.push_back(o);
@@ -270,6 +272,9 @@ Graph randomGraph(std::mt19937 &rng, bool joint) {
   if (joint) {
     g.numWarps = 1 + rng() % 2 + (g.hasVarLatency() ? 1 : 0);
     g.regLimit = rng() % 2 ? 3 : 0;
+    g.regCapacity = rng() % 3 ? 0 : 4;
+    g.smemCapacity = rng() % 2 ? 2 : 0;
+    g.noCrossWarp = rng() % 5 == 0;
   }
   return g;
 }
