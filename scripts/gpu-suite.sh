@@ -88,6 +88,10 @@ KS=256,512,1024,2048,4096,8192,16384
 [ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
 RESULTS=$B/bench-results
 rm -rf "$RESULTS"
+# Small shapes first with the runtime's trace on: if the binding crashes, the
+# log shows the last driver call it reached.
+step "python gemm_ref --small (traced)" 120 env TAWA_RUNTIME_TRACE=1 python3 bench/gemm_ref.py \
+  --metadata "$B/gpu/ref_gemm.json" --small
 step "python gemm_ref (check + bench)" 240 python3 bench/gemm_ref.py \
   --metadata "$B/gpu/ref_gemm.json" --ks $KS --results-dir "$RESULTS"
 

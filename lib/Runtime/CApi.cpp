@@ -40,6 +40,19 @@ template <typename F> int guarded(F &&body) {
 std::vector<KernelArg> convertArgs(const tawa_arg *args, int nargs) {
   if (nargs < 0 || (nargs > 0 && !args))
     throw Error("invalid argument array");
+  if (traceEnabled())
+    for (int i = 0; i < nargs; ++i) {
+      const tawa_arg &a = args[i];
+      std::string s = "arg " + std::to_string(i) + ": kind " +
+                      std::to_string(a.kind) + " dtype " +
+                      std::to_string(a.dtype) + " rank " +
+                      std::to_string(a.rank) + " ptr " + std::to_string(a.ptr) +
+                      " i " + std::to_string(a.i);
+      for (int d = 0; d < a.rank && d < 5; ++d)
+        s += " [" + std::to_string(a.shape[d]) + ":" +
+             std::to_string(a.strides[d]) + "]";
+      trace(s);
+    }
   std::vector<KernelArg> out;
   for (int i = 0; i < nargs; ++i) {
     const tawa_arg &a = args[i];

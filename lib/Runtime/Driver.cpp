@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -59,6 +60,21 @@ const char *fallbackName(CUresult r) {
 }
 
 } // namespace
+
+bool traceEnabled() {
+  static const bool enabled = [] {
+    const char *v = std::getenv("TAWA_RUNTIME_TRACE");
+    return v && *v && std::string(v) != "0";
+  }();
+  return enabled;
+}
+
+void trace(const std::string &message) {
+  if (!traceEnabled())
+    return;
+  std::fprintf(stderr, "tawa-runtime: %s\n", message.c_str());
+  std::fflush(stderr);
+}
 
 std::string describeCuResult(CUresult r) {
   const char *name = nullptr;
@@ -131,6 +147,7 @@ Driver &Driver::get() {
       return;
     }
     loadedDriver() = &driver;
+    trace("libcuda.so.1 loaded, entry points resolved");
     CUresult r = driver.cuInit(0);
     if (r != CUDA_SUCCESS) {
       st.error = "cuInit(0) failed: " + describeCuResult(r);
@@ -160,6 +177,7 @@ CUcontext ensureContext() {
   TAWA_CU_CHECK(d.cuCtxGetCurrent(&ctx), "looking for a current context");
   if (ctx)
     return ctx;
+  trace("no current context: retaining the primary context");
   int ordinal = 0;
   if (const char *env = std::getenv("TAWA_DEVICE"))
     ordinal = std::atoi(env);

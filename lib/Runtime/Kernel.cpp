@@ -6,6 +6,7 @@
 #include "tawa/runtime/Error.h"
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -158,6 +159,8 @@ Kernel Kernel::fromImage(KernelMetadata md, const std::vector<char> &image) {
                 " threads per CTA but the compiled function allows at most " +
                 std::to_string(maxThreads) +
                 " (check __launch_bounds__ and register use)");
+  trace("loaded " + md.kernel + " (" + std::to_string(image.size()) +
+        " B image, " + std::to_string(sms) + " SMs)");
   impl->md = std::move(md);
   return Kernel(std::move(impl));
 }
@@ -203,8 +206,14 @@ struct PreparedLaunch::Impl {
   CUfunction function = nullptr;
   LaunchDims dims;
   // Parameter storage: params[] points into these, so Impl never moves (it
-  // lives behind a unique_ptr) and the vectors never reallocate.
-  std::vector<CUtensorMap> maps;
+  // lives behind a unique_ptr) and the buffers never reallocate. Tensor maps
+  // need 64-byte alignment; they live in a byte buffer aligned by hand
+  // rather than in a std::vector<CUtensorMap>, so correctness does not hang
+  // on the process's allocator honouring aligned operator new (a host
+  // process such as Python may replace malloc).
+  std::unique_ptr<unsigned char[]> mapBytes;
+  CUtensorMap *maps = nullptr;
+  size_t numMaps = 0;
   struct Scalar {
     int32_t i32;
     int64_t i64;
@@ -239,9 +248,15 @@ void PreparedLaunch::launch(CUstream stream) const {
   // safe to call from several threads with different streams.
   CUlaunchConfig config = impl_->config;
   config.hStream = stream;
+  if (traceEnabled()) {
+    std::ostringstream os;
+    os << "cuLaunchKernelEx " << impl_->description << ", stream " << stream;
+    trace(os.str());
+  }
   checkCu(d.cuLaunchKernelEx(&config, impl_->function, impl_->params.data(),
                              nullptr),
           "cuLaunchKernelEx", impl_->description);
+  trace("cuLaunchKernelEx returned");
 }
 
 PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args) const {
@@ -252,7 +267,15 @@ PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args) const {
   plan->function = impl_->function;
   plan->dims = launchDims(args);
   const LaunchDims &dims = plan->dims;
-  plan->maps.reserve(args.size());
+  size_t tensorParams = 0;
+  for (const ParamSpec &p : md.params)
+    tensorParams += p.kind == ParamKind::TensorMap;
+  if (tensorParams) {
+    plan->mapBytes.reset(
+        new unsigned char[tensorParams * sizeof(CUtensorMap) + 64]);
+    uintptr_t base = reinterpret_cast<uintptr_t>(plan->mapBytes.get());
+    plan->maps = reinterpret_cast<CUtensorMap *>((base + 63) & ~uintptr_t(63));
+  }
   plan->scalars.resize(args.size());
   plan->params.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -262,8 +285,16 @@ PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args) const {
     case ParamKind::TensorMap: {
       TensorMapEncodeArgs enc =
           computeTensorMapArgs(p.tensor, args[i].tensorDesc(), p.name);
-      plan->maps.push_back(encodeTensorMap(enc, p.name));
-      plan->params[i] = &plan->maps.back();
+      if (traceEnabled()) {
+        std::ostringstream os;
+        os << "encoding tensor map '" << p.name << "' at 0x" << std::hex
+           << enc.address;
+        trace(os.str());
+      }
+      CUtensorMap map = encodeTensorMap(enc, p.name);
+      CUtensorMap *slot = plan->maps + plan->numMaps++;
+      std::memcpy(static_cast<void *>(slot), &map, sizeof(CUtensorMap));
+      plan->params[i] = slot;
       break;
     }
     case ParamKind::Ptr:

@@ -153,8 +153,16 @@ def driver_available():
     return bool(_library().tawa_driver_available())
 
 
+def _init_torch_cuda():
+    """Let PyTorch create and make current its (primary) context before the
+    runtime touches the driver, so the runtime adopts PyTorch's context
+    instead of creating the binding first."""
+    torch.cuda.init()
+    torch.cuda.synchronize()
+
+
 def sm_count():
-    torch.cuda.current_device()  # make PyTorch's context current first
+    _init_torch_cuda()
     n = ctypes.c_int()
     _check(_library().tawa_device_sm_count(ctypes.byref(n)))
     return n.value
@@ -195,7 +203,7 @@ class Plan:
 
 class Kernel:
     def __init__(self, metadata_path, cubin=None):
-        torch.cuda.current_device()  # load into PyTorch's (primary) context
+        _init_torch_cuda()  # load into PyTorch's (primary) context
         self._lib = _library()
         handle = ctypes.c_void_p()
         _check(self._lib.tawa_kernel_load(os.fsencode(metadata_path),

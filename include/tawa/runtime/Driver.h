@@ -49,6 +49,11 @@ CUcontext ensureContext();
 /// Multiprocessor count of the device of the current context.
 unsigned currentDeviceSmCount();
 
+/// With TAWA_RUNTIME_TRACE=1, prints "tawa-runtime: <message>" to stderr and
+/// flushes, so a crash inside a driver call can be located from the log.
+bool traceEnabled();
+void trace(const std::string &message);
+
 } // namespace tawa::runtime
 
 #define TAWA_CU_CHECK(call, context)                                           \
