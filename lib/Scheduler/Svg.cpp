@@ -162,8 +162,11 @@ std::string tawa::sched::renderSvg(const Graph &g, const ModuloSchedule &s,
         ++r;
         continue;
       }
-      int e = r;
-      while (e < ii && lanes[l].cell[e] == v)
+      // A new instance of v begins at its start row: split the box there so
+      // back-to-back instances (an op as long as II) stay distinguishable.
+      int e = r + 1;
+      while (e < ii && lanes[l].cell[e] == v &&
+             ((e - s.start[v]) % ii + ii) % ii != 0)
         ++e;
       int stage = s.start[v] / ii;
       // A box that started before this row (wrapped) keeps its stage of the
