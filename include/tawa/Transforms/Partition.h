@@ -25,6 +25,12 @@ inline constexpr llvm::StringLiteral kPartitionAttr = "tawa.partition";
 inline constexpr llvm::StringLiteral kIterArgPartitionsAttr =
     "tawa.iter_arg_partitions";
 
+/// `i32` on an operation of a loop body: the pipeline stage it runs in (an
+/// operation of stage s in iteration k works for iteration k - s).
+inline constexpr llvm::StringLiteral kStageAttr = "tawa.stage";
+/// `i32` on a loop: the number of pipeline stages of its body.
+inline constexpr llvm::StringLiteral kNumStagesAttr = "tawa.num_stages";
+
 /// Whether `op` is annotated as executing in partition `p`.
 bool isInPartition(mlir::Operation *op, int32_t p);
 

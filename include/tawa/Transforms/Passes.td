@@ -63,4 +63,42 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
+  let summary = "schedule the fine-grained MMA pipeline of the consumer loops (Tawa §III-D1)";
+  let description = [{
+    In every warp-specialized loop where a `tt.dot` accumulates into a
+    loop-carried value and reads a tile obtained with `tawa.aref.get`, the dot
+    becomes `tawa.dot_async` followed by `tawa.dot_wait {pendings = P}`, and
+    the `tawa.aref.consumed` of the tiles it reads moves P iterations later.
+    The pass only writes the schedule — `tawa.stage` on every operation of the
+    loop body and `tawa.num_stages` on the loop — which
+    `-tawa-pipeline-expand` realizes. P must be smaller than the depth of
+    every aref released late: a producer waiting for a slot that is released
+    only P products later would otherwise deadlock.
+  }];
+  let options = [
+    Option<"mmaDepth", "mma-depth", "int64_t", /*default=*/"1",
+           "MMA pipeline depth P: products in flight after each issue">
+  ];
+  let dependentDialects = ["::tawa::TawaDialect"];
+}
+
+def PipelineExpansion : Pass<"tawa-pipeline-expand", "::tawa::tt::FuncOp"> {
+  let summary = "realize the stage annotations of a loop as a software pipeline";
+  let description = [{
+    The one expander behind every schedule (heuristic MMA lag, coarse-grained
+    pipelines, solver schedules). For an `scf.for` whose body operations carry
+    `tawa.stage = s`, an operation of stage s runs, in iteration k of the new
+    loop, on behalf of iteration k - s: it is guarded by k - s >= 0 and reads
+    the values of iteration k - s from shift registers carried as extra loop
+    values. After the loop, asynchronous products leaving it are retired
+    (`tawa.dot_wait {pendings = 0}`), then a drain runs the late stages of the
+    last iterations. Operations of stage s > 0 may read loop-invariant values,
+    the induction variable and values of stage 0 (loop-carried or computed),
+    and may produce values used only by operations of their own stage.
+  }];
+  let dependentDialects = ["::tawa::TawaDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD

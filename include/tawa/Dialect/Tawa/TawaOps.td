@@ -115,4 +115,38 @@ def Tawa_WarpSpecializeOp : Tawa_Op<"warp_specialize", [
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Asynchronous matrix products (wgmma issue and wait)
+//===----------------------------------------------------------------------===//
+
+def Tawa_DotAsyncOp : Tawa_Op<"dot_async", [
+    MemoryEffects<[MemRead<DefaultResource>]>,
+    AllTypesMatch<["c", "d"]>]> {
+  let summary = "issue d = a * b + c on the tensor cores without waiting";
+  let description = [{
+    Starts the product (one wgmma commit group). `d` may only be read after a
+    `tawa.dot_wait` that retires this group; until then the operands' shared
+    memory must stay untouched, which is why an aref slot read by the product
+    is released only after such a wait.
+  }];
+  let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b, AnyRankedTensor:$c);
+  let results = (outs AnyRankedTensor:$d);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($d)
+  }];
+}
+
+def Tawa_DotWaitOp : Tawa_Op<"dot_wait", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>,
+    AllTypesMatch<["inputs", "outputs"]>]> {
+  let summary = "wait until at most `pendings` asynchronous products are in flight";
+  let description = [{
+    Returns its operands, now safe to read if their products are among the
+    retired ones (wgmma.wait_group pendings).
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I32Attr:$pendings);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
 #endif // TAWA_DIALECT_TAWA_TAWAOPS_TD

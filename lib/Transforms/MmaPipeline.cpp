@@ -1,0 +1,120 @@
+//===- MmaPipeline.cpp - schedule of the fine-grained MMA pipeline --------===//
+//
+// Tawa paper §III-D1. In iteration k the consumer issues the product of k
+// asynchronously, waits until at most P products are in flight, and releases
+// the slots read by the product of k - P, which that wait has retired:
+//
+//   %d = tawa.dot_async %a, %b, %acc          stage 0
+//   %r = tawa.dot_wait %d {pendings = P}      stage 0
+//   tawa.aref.consumed %ring[%k]              stage P (runs for iteration k-P)
+//
+// This pass writes that schedule as attributes; PipelineExpansion realizes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Transforms/Partition.h"
+#include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/SourceLocation.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace tawa {
+#define GEN_PASS_DEF_MMAPIPELINE
+#include "tawa/Transforms/Passes.h.inc"
+} // namespace tawa
+
+using namespace mlir;
+using namespace tawa;
+
+namespace {
+
+/// The aref.get whose slot `v` is (possibly through a tt.trans view), if any.
+tawa::ArefGetOp slotSource(Value v) {
+  while (auto trans = v.getDefiningOp<tt::TransOp>())
+    v = trans.getSrc();
+  return v.getDefiningOp<tawa::ArefGetOp>();
+}
+
+struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
+  using MmaPipelineBase::MmaPipelineBase;
+
+  void runOnOperation() override {
+    if (mmaDepth < 0) {
+      getOperation().emitError("mma-depth must be at least 0");
+      return signalPassFailure();
+    }
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp forOp) {
+      if (forOp->getParentOfType<tawa::WarpSpecializeOp>())
+        loops.push_back(forOp);
+    });
+    for (scf::ForOp forOp : loops)
+      if (failed(pipeline(forOp)))
+        return signalPassFailure();
+  }
+
+  LogicalResult pipeline(scf::ForOp forOp) {
+    Block *body = forOp.getBody();
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    // Accumulating products: the accumulator is loop-carried and the result
+    // is yielded back into it, so successive products chain in registers.
+    SmallVector<tt::DotOp> dots;
+    for (auto dot : body->getOps<tt::DotOp>()) {
+      auto acc = dyn_cast<BlockArgument>(dot.getC());
+      if (!acc || acc.getOwner() != body || acc.getArgNumber() == 0)
+        continue;
+      unsigned i = acc.getArgNumber() - 1;
+      if (yield.getOperand(i) != dot.getD() || !dot.getD().hasOneUse())
+        continue;
+      if (!slotSource(dot.getA()) && !slotSource(dot.getB()))
+        continue;
+      dots.push_back(dot);
+    }
+    if (dots.empty())
+      return success();
+
+    OpBuilder b(forOp.getContext());
+    llvm::DenseSet<Value> lateRings;
+    for (tt::DotOp dot : dots) {
+      for (Value operand : {dot.getA(), dot.getB()})
+        if (tawa::ArefGetOp get = slotSource(operand)) {
+          auto ring = cast<tawa::ArefType>(get.getAref().getType());
+          int64_t depth = mmaDepth;
+          if (ring.getDepth() <= depth)
+            return emitError(getUserLocation(dot.getLoc()))
+                   << "mma-depth " << depth
+                   << " needs arefs of more than " << depth
+                   << " slots, but this product reads a ring of "
+                   << ring.getDepth()
+                   << ": the producer would wait for a slot released only "
+                      "after more products than the ring holds (deadlock)";
+          lateRings.insert(get.getAref());
+        }
+      b.setInsertionPoint(dot);
+      auto issue = tawa::DotAsyncOp::create(b, dot.getLoc(), dot.getType(),
+                                            dot.getA(), dot.getB(), dot.getC());
+      Value issued = issue.getResult();
+      auto wait = tawa::DotWaitOp::create(b, dot.getLoc(),
+                                          TypeRange(issued.getType()),
+                                          ValueRange(issued),
+                                          static_cast<int32_t>(mmaDepth));
+      dot.getD().replaceAllUsesWith(wait.getOutputs()[0]);
+      dot.erase();
+    }
+
+    int64_t stages = 1;
+    for (Operation &op : body->without_terminator()) {
+      int64_t stage = 0;
+      if (auto consumed = dyn_cast<tawa::ArefConsumedOp>(op))
+        if (lateRings.contains(consumed.getAref()))
+          stage = mmaDepth;
+      op.setAttr(kStageAttr, b.getI32IntegerAttr(stage));
+      stages = std::max(stages, stage + 1);
+    }
+    forOp->setAttr(kNumStagesAttr, b.getI32IntegerAttr(stages));
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,58 @@
+// RUN: tawa-opt %s -split-input-file -verify-diagnostics -tawa-mma-pipeline="mma-depth=2" | FileCheck %s
+// RUN: tawa-opt %s -tawa-mma-pipeline="mma-depth=0" | FileCheck %s --check-prefix=P0
+
+// The accumulating product is issued asynchronously, the wait keeps P in
+// flight, and only the release of the ring it reads moves to stage P.
+
+// CHECK-LABEL: tt.func @consumer_loop
+// CHECK: scf.for
+// CHECK:   tawa.aref.get {{.*}}{tawa.stage = 0 : i32}
+// CHECK:   tt.trans {{.*}}tawa.stage = 0 : i32
+// CHECK:   %[[D:.*]] = tawa.dot_async {{.*}}{tawa.stage = 0 : i32}
+// CHECK:   %[[W:.*]] = tawa.dot_wait %[[D]] {pendings = 2 : i32, tawa.stage = 0 : i32}
+// CHECK:   tawa.aref.consumed {{.*}}{tawa.stage = 2 : i32}
+// CHECK:   scf.yield %[[W]]
+// CHECK: } {tawa.num_stages = 3 : i32}
+// P0: tawa.dot_wait %{{.*}} {pendings = 0 : i32, tawa.stage = 0 : i32}
+// P0: tawa.aref.consumed {{.*}}{tawa.stage = 0 : i32}
+// P0: } {tawa.num_stages = 1 : i32}
+tt.func @consumer_loop(%n: i32) {
+  %ring = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3>
+  tawa.warp_specialize partition warps(4) regs(40) {
+  } partition warps(4) regs(232) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %c0) -> (tensor<128x128xf32>, i32) : i32 {
+      %t:2 = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3> -> tensor<128x64xf16>, tensor<128x64xf16>
+      %bt = tt.trans %t#1 {order = array<i32: 1, 0>} : tensor<128x64xf16> -> tensor<64x128xf16>
+      %d = tt.dot %t#0, %bt, %acc : tensor<128x64xf16> * tensor<64x128xf16> -> tensor<128x128xf32>
+      tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3>
+      %next = arith.addi %k, %c1 : i32
+      scf.yield %d, %next : tensor<128x128xf32>, i32
+    }
+  }
+  tt.return
+}
+
+// -----
+
+// A ring of P slots cannot hold P products in flight plus the next load.
+tt.func @too_shallow(%n: i32) {
+  %ring = tawa.aref.create : !tawa.aref<[tensor<64x64xf16>], 2>
+  tawa.warp_specialize partition warps(4) regs(40) {
+  } partition warps(4) regs(232) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %c0) -> (tensor<64x64xf32>, i32) : i32 {
+      %t = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<64x64xf16>], 2> -> tensor<64x64xf16>
+      // expected-error @below {{mma-depth 2 needs arefs of more than 2 slots, but this product reads a ring of 2: the producer would wait for a slot released only after more products than the ring holds (deadlock)}}
+      %d = tt.dot %t, %t, %acc : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+      tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<64x64xf16>], 2>
+      %next = arith.addi %k, %c1 : i32
+      scf.yield %d, %next : tensor<64x64xf32>, i32
+    }
+  }
+  tt.return
+}
