@@ -87,8 +87,10 @@ struct JointOptions {
 };
 /// Finds M* (same II, length <= L) and a warp assignment satisfying every
 /// constraint family of §4 over the straight-line program Q of ceil(L/II)
-/// overlapped copies. `seed` (optional) is the ILP schedule, used as the
-/// solver's initial phase.
+/// overlapped copies. `seed` (optional) is the ILP schedule: it is tried
+/// first (as assumptions, leaving only the warp assignment open) with a
+/// quarter of the budget; a failure there proves nothing and the full
+/// problem follows.
 JointResult solveJoint(const Graph &g, int ii, int length,
                        const JointOptions &opts,
                        const ModuloSchedule *seed = nullptr);
