@@ -99,7 +99,13 @@ std::string describeCuResult(CUresult r) {
 void checkCu(CUresult result, const char *call, const std::string &context) {
   if (result == CUDA_SUCCESS)
     return;
-  std::string msg = std::string(call) + " failed: " + describeCuResult(result);
+  // TAWA_CU_CHECK passes the whole call expression ("d.cuFoo(&x, y)"); the
+  // message names just the API function.
+  std::string name = call;
+  name = name.substr(0, name.find('('));
+  if (size_t dot = name.find_last_of(".>"); dot != std::string::npos)
+    name = name.substr(dot + 1);
+  std::string msg = name + " failed: " + describeCuResult(result);
   if (!context.empty())
     msg += " [" + context + "]";
   throw Error(msg);
