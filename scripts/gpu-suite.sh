@@ -52,6 +52,9 @@ step() {
     nt=$(echo "$ct" | sed -E 's/.*out of ([0-9]+)/\1/')
     counts="$((nt - nf)) passed, $nf failed"
   fi
+  # CMake 4 drops the failure count when there is none: "100% tests passed out of 6".
+  ct=$(grep -Eo '100% tests passed out of [0-9]+' "$LOG.step" | tail -1)
+  [ -n "$ct" ] && counts="${ct##* } passed, 0 failed"
   rm -f "$LOG.step"
   local verdict=PASS
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then verdict="TIMEOUT(${limit}s)"; fi
