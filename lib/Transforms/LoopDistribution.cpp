@@ -27,6 +27,8 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <algorithm>
+
 namespace tawa {
 #define GEN_PASS_DEF_LOOPDISTRIBUTION
 #include "tawa/Transforms/Passes.h.inc"
@@ -430,6 +432,34 @@ LogicalResult Distributor::run() {
   Operation *ret = body.getTerminator();
   OpBuilder b(ret);
   Location loc = func.getLoc();
+
+  // Shared-memory bytes of one slot of every ring fed inside a loop, and of
+  // the single-slot arefs (loads outside loops).
+  auto tileBytes = [](Type t) {
+    auto tensor = cast<RankedTensorType>(t);
+    return tensor.getNumElements() *
+           ((tensor.getElementTypeBitWidth() + 7) / 8);
+  };
+  int64_t loopSlotBytes = 0, singleBytes = 0;
+  for (ArefGroup &group : groups)
+    for (tt::DescriptorLoadOp load : group.loads)
+      (group.loads.front()->getParentOp() != func ? loopSlotBytes
+                                                   : singleBytes) +=
+          tileBytes(load.getType());
+  if (depth == 0) {
+    // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
+    // epilogue's staging buffers. More than 4 slots rarely pays.
+    const int64_t budget = 227 * 1024 - 32 * 1024 - singleBytes;
+    depth = loopSlotBytes ? std::clamp<int64_t>(budget / loopSlotBytes, 1, 4)
+                          : 1;
+  }
+  if (loopSlotBytes * depth + singleBytes > 227 * 1024)
+    return emitError(getUserLocation(func.getLoc()))
+           << "aref rings of " << depth << " slots need "
+           << loopSlotBytes * depth + singleBytes
+           << " bytes of shared memory, more than the 232448 of a Hopper "
+              "CTA; lower --aref-depth";
+
   for (ArefGroup &group : groups) {
     SmallVector<Type> payload;
     for (tt::DescriptorLoadOp load : group.loads)
@@ -481,8 +511,8 @@ struct LoopDistribution
     : public tawa::impl::LoopDistributionBase<LoopDistribution> {
   using LoopDistributionBase::LoopDistributionBase;
   void runOnOperation() override {
-    if (arefDepth < 1) {
-      getOperation().emitError("aref-depth must be at least 1");
+    if (arefDepth < 0) {
+      getOperation().emitError("aref-depth must be at least 1 (or 0: auto)");
       return signalPassFailure();
     }
     if (consumerGroups < 1 || consumerGroups > 3) {

@@ -3,6 +3,9 @@
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=PERSISTENT
 // RUN: tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=ATTN
 // RUN: not tawa-opt %s -split-input-file -tawa-loop-distribution 2>&1 | FileCheck %s --check-prefix=NOANNOT
+// RUN: not tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4" 2>&1 | FileCheck %s --check-prefix=SMEM
+
+// SMEM: kernels.py:{{[0-9]+}}:0: error: aref rings of 4 slots need 294912 bytes of shared memory, more than the 232448 of a Hopper CTA; lower --aref-depth
 // RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=GROUPED
 
 // NOANNOT: error: 'arith.constant' op has no tawa.partition annotation: run -tawa-partition-annotation before -tawa-loop-distribution
@@ -11,7 +14,9 @@
 // a counter each partition carries through its own clone of the loop.
 
 // CHECK-LABEL: tt.func @gemm
-// CHECK: %[[AREF:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3>
+// The default depth is the most slots, up to 4, that fit next to a 32 KiB
+// epilogue buffer: 4 slots of 32 KiB here.
+// CHECK: %[[AREF:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 4>
 // CHECK: tawa.warp_specialize partition warps(4) regs(40) {
 // CHECK:   %[[PZERO:.*]] = arith.constant 0 : i32
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[PK:.*]] = %[[PZERO]]) -> (i32)
@@ -100,11 +105,11 @@ tt.func @conditional_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensord
 // PERSISTENT:     scf.yield %[[CINNER]]#1 : i32
 
 // Attention: Q is loaded once (a 1-slot aref, released after the loop); K and
-// V each have their own ring; K is released after QK^T (the tt.trans view
+// V each have their own ring (2 slots of 32 KiB each fit next to Q's 32 KiB); K is released after QK^T (the tt.trans view
 // counts as a use), V after PV.
 // ATTN-DAG: %[[Q:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 1>
-// ATTN-DAG: %[[K:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 3>
-// ATTN-DAG: %[[V:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 3>
+// ATTN-DAG: %[[K:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 2>
+// ATTN-DAG: %[[V:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 2>
 // ATTN: tawa.warp_specialize
 // ATTN:   tawa.aref.put %[[Q]]
 // ATTN:   scf.for

@@ -16,6 +16,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "tawa/Analysis/KernelSummary.h"
 #include "tawa/InitAll.h"
 #include "tawa/Transforms/Passes.h"
@@ -33,7 +34,7 @@ namespace {
 /// Pipeline stages, in order; each includes the ones before it. Later stages
 /// (warp-specialized IR, CUDA, PTX, CUBIN) are added to this list as the
 /// passes behind them land.
-enum class Stage { Parse, Verify, Check, Summary };
+enum class Stage { Parse, Verify, Check, Summary, WsIr };
 
 cl::OptionCategory tawacCategory("tawac options");
 
@@ -58,8 +59,30 @@ cl::opt<Stage> emitStage(
         clEnumValN(Stage::Summary, "summary",
                    "after the check, write a readable summary of each "
                    "kernel: arguments, grid axes, loops, TMA loads, dots, "
-                   "reductions, stores")),
+                   "reductions, stores"),
+        clEnumValN(Stage::WsIr, "ws-ir",
+                   "after the check, warp-specialize: producer and consumer "
+                   "regions connected by arefs, MMA pipeline expanded; write "
+                   "that IR")),
     cl::cat(tawacCategory));
+
+cl::opt<int64_t> arefDepth(
+    "aref-depth",
+    cl::desc("Slots D of each aref ring fed inside a loop (with --emit=ws-ir; "
+             "default: the most, up to 4, that fit in shared memory)"),
+    cl::value_desc("D"), cl::init(0), cl::cat(tawacCategory));
+
+cl::opt<int64_t> mmaDepth(
+    "mma-depth",
+    cl::desc("Products P left in flight by the MMA pipeline (with "
+             "--emit=ws-ir; must be < D; default: 1, or 0 with --aref-depth=1)"),
+    cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
+
+cl::opt<int64_t> consumerGroups(
+    "consumer-groups",
+    cl::desc("Consumer warp groups that share the consumer region, 1 to 3 "
+             "(with --emit=ws-ir; default: 1)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(tawacCategory));
 
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
@@ -81,8 +104,8 @@ int main(int argc, char **argv) {
       "  Reads the TTIR that Triton 3.6 prints for a kernel (kernel.asm['ttir'])\n"
       "  and runs tawa's pipeline up to --emit. Unsupported constructs are\n"
       "  reported at the kernel's source line; any error gives exit status 1.\n"
-      "  Code generation stages (warp-specialized IR, CUDA, PTX, CUBIN) are not\n"
-      "  available yet in this version.\n");
+      "  --emit=ws-ir writes the warp-specialized IR; the code generation\n"
+      "  stages after it (CUDA, PTX, CUBIN) are not available yet.\n");
 
   DialectRegistry registry;
   tawa::registerAllDialects(registry);
@@ -125,6 +148,20 @@ int main(int argc, char **argv) {
   if (emitStage >= Stage::Check) {
     PassManager pm(&context);
     pm.addPass(tawa::createSupportedSubsetCheck());
+    if (emitStage == Stage::WsIr) {
+      tawa::LoopDistributionOptions distribution;
+      distribution.arefDepth = arefDepth;
+      distribution.consumerGroups = consumerGroups;
+      tawa::MmaPipelineOptions pipeline;
+      pipeline.mmaDepth = mmaDepth >= 0 ? mmaDepth : (arefDepth == 1 ? 0 : 1);
+      OpPassManager &funcPm = pm.nest<tawa::tt::FuncOp>();
+      funcPm.addPass(tawa::createPartitionAnnotation());
+      funcPm.addPass(tawa::createLoopDistribution(distribution));
+      funcPm.addPass(tawa::createMmaPipeline(pipeline));
+      funcPm.addPass(tawa::createPipelineExpansion());
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(createCSEPass());
+    }
     if (failed(pm.run(*module)))
       return 1;
   }

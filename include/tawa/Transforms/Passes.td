@@ -54,8 +54,10 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
     slot consumed after the last one.
   }];
   let options = [
-    Option<"arefDepth", "aref-depth", "int64_t", /*default=*/"3",
-           "slots D of each aref whose loads are inside a loop (others get 1)">,
+    Option<"arefDepth", "aref-depth", "int64_t", /*default=*/"0",
+           "slots D of each aref whose loads are inside a loop (others get 1); "
+           "0 chooses the most slots, up to 4, that fit in 227 KiB of shared "
+           "memory next to the other arefs and a 32 KiB epilogue buffer">,
     Option<"consumerGroups", "consumer-groups", "int64_t", /*default=*/"1",
            "consumer warp groups (4 warps each) that share the consumer region">
   ];
