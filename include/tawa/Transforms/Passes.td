@@ -103,4 +103,20 @@ def PipelineExpansion : Pass<"tawa-pipeline-expand", "::tawa::tt::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def LoopGraphExtraction : Pass<"tawa-print-loop-graph", "::tawa::tt::FuncOp"> {
+  let summary = "print the dependence graph of a kernel's main loop for tawa-sched";
+  let description = [{
+    The first half of the optimal scheduler's compiler hook (Twill, DESIGN.md
+    §4). For the innermost `scf.for` that holds a `tt.dot`, groups the loop
+    body into coarse operations — each TMA load, each matrix product, and each
+    connected group of the CUDA-core tensor work between them — and prints
+    their dependence graph, with costs in clock cycles from an H100 model, in
+    the text format `tawa-sched` reads (normalize it with `--normalize`).
+    Costs per SM and clock: wgmma 2048 multiply-adds (4096 for fp8), MUFU
+    exponentials 16, other fp32 element operations 128, conversions 64; TMA
+    loads stream ahead of the pipeline. Edges follow SSA uses (distance 0) and
+    loop-carried values (distance 1). The IR is left unchanged.
+  }];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD
