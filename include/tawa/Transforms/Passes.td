@@ -119,4 +119,24 @@ def LoopGraphExtraction : Pass<"tawa-print-loop-graph", "::tawa::tt::FuncOp"> {
   }];
 }
 
+def LayoutAssignment : Pass<"tawa-layout-assignment", "::tawa::tt::FuncOp"> {
+  let summary = "assign a register or shared-memory layout to every tile (DESIGN.md §2.3)";
+  let description = [{
+    Anchors at the matrix products and propagates through element-wise
+    operations, conversions, `tt.expand_dims`, `tt.broadcast`, `tt.reduce`,
+    loop-carried values, `tt.make_range`, `tt.splat` and pointer loads:
+    - `smem`: a tile in shared memory (TMA loads, aref slots, their transposes);
+    - `acc`: the wgmma accumulator fragment;
+    - `row` / `col`: a vector (or a [M,1] / [1,N] tensor) indexed like the rows
+      or the columns of an accumulator, e.g. row statistics or a bias;
+    - `a_reg`: an accumulator converted into the A operand of a
+      register-sourced wgmma;
+    - `blocked`: any other register tensor.
+    Writes `tawa.layouts = [...]` (one entry per result) on operations with
+    tensor results and `tawa.iter_arg_layouts` on loops. A value that would
+    need two layouts is reported at the user's line: layout conversions are
+    not supported yet.
+  }];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD
