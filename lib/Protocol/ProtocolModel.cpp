@@ -1,0 +1,862 @@
+//===- ProtocolModel.cpp - explicit-state model of the lowered aref ring --===//
+//
+// Breadth-first exploration of every interleaving of the lowered aref
+// protocol. Actors and their atomic steps (one step = one instruction whose
+// effect other actors can observe, so no interleaving is lost):
+//
+//   producer (elected thread), per ring position k:
+//     wait empty[k%D] parity producerEmptyParity(k)   (blocks until it passes)
+//     arrive.expect_tx full[k%D]                        (adds one transaction)
+//     issue TMA k into slot k%D                        (slot contents in flux)
+//   TMA engine, per issued load:     write slot, complete_tx on full[k%D]
+//   consumer group c, per tile, per loop index i (ring position k):
+//     wait full[k%D] parity consumerFullParity(k)      (acquires the slot)
+//     issue wgmma reading slot k%D                    (one more group in flight)
+//     wgmma.wait_group<P>                               (blocks while > P in flight)
+//     releasedAfterIssue(i, P): W arrivals on empty[], one per warp
+//   then the drain: wgmma.wait_group<0> and drainedSlots() releases.
+//   wgmma engine of group c: retires the oldest in-flight group, any time.
+//
+// Consumer groups are interchangeable, so a state is stored with its
+// consumers sorted (symmetry reduction); traces are replayed from the initial
+// state so that the group numbers in one trace stay consistent.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProtocolModel.h"
+
+#include "tawa/Protocol/ArefProtocol.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+
+using namespace tawa::protocol;
+
+namespace {
+
+// Model limits: every counter of a state fits a byte.
+constexpr unsigned kMaxDepth = 8;
+constexpr unsigned kMaxConsumers = 4;
+constexpr unsigned kMaxWarps = 4;
+constexpr unsigned kMaxPositions = 250;
+
+// Slot contents other than a ring position.
+constexpr uint8_t kNoData = 255;  // never written
+constexpr uint8_t kFilling = 254; // a TMA is writing it
+
+enum ProducerPc : uint8_t { PWaitEmpty, PArrive, PIssue, PDone };
+enum ConsumerPc : uint8_t {
+  CWaitFull,
+  CIssue,
+  CWaitMma,
+  CRelease,
+  CDrainWait,
+  CDrain,
+  CDone
+};
+enum ActorKind : uint8_t { AProducer, ATma, AConsumer, ARetire };
+
+// Every struct below holds only uint8_t fields: no padding, so states can be
+// compared and hashed as bytes.
+struct Barrier {
+  uint8_t phase;   // current (incomplete) phase
+  uint8_t pending; // arrivals still missing in this phase
+  uint8_t tx;      // transaction units still expected in this phase
+};
+
+struct Slot {
+  uint8_t data; // ring position whose payload the slot holds, or kNoData/kFilling
+  uint8_t tma;  // 1 + ring position of the TMA in flight into the slot, or 0
+  Barrier full;
+  Barrier empty;
+};
+
+struct Producer {
+  uint8_t pc;
+  uint8_t next; // ring position of the put in progress
+};
+
+struct Consumer {
+  uint8_t pc;
+  uint8_t tile;
+  uint8_t iter;     // loop index within the tile
+  uint8_t acquired; // ring positions whose full[] wait passed
+  uint8_t issued;   // wgmma groups issued (one per ring position)
+  uint8_t inflight; // of which not yet retired: the newest `inflight`
+  uint8_t released; // ring positions released by all W warps
+  uint8_t warp;     // arrivals of the release in progress
+  uint8_t drain;    // drain releases done in this tile
+};
+
+struct State {
+  Producer producer;
+  std::array<Slot, kMaxDepth> slots;
+  std::array<Consumer, kMaxConsumers> consumers;
+};
+
+struct Step {
+  uint8_t actor;
+  uint8_t index; // slot (TMA) or consumer group (consumer, retire)
+};
+
+struct Failure {
+  ViolationKind kind;
+  std::string message;
+};
+
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char *fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+using Perm = std::array<uint8_t, kMaxConsumers>;
+
+class Model {
+public:
+  explicit Model(const ModelConfig &config) : cfg(config) {
+    Iter base = 0;
+    for (unsigned n : cfg.trips) {
+      tileBase.push_back(base);
+      base += n;
+    }
+    total = base;
+    unsigned count = emptyArrivalCount(cfg.consumers, cfg.warpsPerGroup);
+    if (cfg.variant == Variant::EmptyCountTooHigh)
+      ++count;
+    if (cfg.variant == Variant::EmptyCountTooLow)
+      --count;
+    emptyCount = static_cast<uint8_t>(count);
+    stateSize = sizeof(Producer) + cfg.depth * sizeof(Slot) +
+                cfg.consumers * sizeof(Consumer);
+  }
+
+  size_t size() const { return stateSize; }
+
+  State initial() const {
+    State x;
+    std::memset(&x, 0, sizeof x);
+    x.producer.pc = total == 0 ? PDone : PWaitEmpty;
+    for (unsigned s = 0; s < cfg.depth; ++s) {
+      Slot &slot = x.slots[s];
+      slot.data = kNoData;
+      slot.full = {0, static_cast<uint8_t>(fullArrivalCount()), 0};
+      slot.empty = {0, emptyCount, 0};
+    }
+    for (unsigned c = 0; c < cfg.consumers; ++c)
+      enterTile(x.consumers[c]);
+    return x;
+  }
+
+  void encode(const State &x, uint8_t *out) const {
+    std::memcpy(out, &x.producer, sizeof(Producer));
+    out += sizeof(Producer);
+    std::memcpy(out, x.slots.data(), cfg.depth * sizeof(Slot));
+    out += cfg.depth * sizeof(Slot);
+    std::memcpy(out, x.consumers.data(), cfg.consumers * sizeof(Consumer));
+  }
+
+  State decode(const uint8_t *in) const {
+    State x;
+    std::memset(&x, 0, sizeof x);
+    std::memcpy(&x.producer, in, sizeof(Producer));
+    in += sizeof(Producer);
+    std::memcpy(x.slots.data(), in, cfg.depth * sizeof(Slot));
+    in += cfg.depth * sizeof(Slot);
+    std::memcpy(x.consumers.data(), in, cfg.consumers * sizeof(Consumer));
+    return x;
+  }
+
+  /// perm[j] is the group of `x` that sits at position j once the groups are
+  /// sorted.
+  Perm canonicalOrder(const State &x) const {
+    Perm perm{};
+    for (unsigned c = 0; c < cfg.consumers; ++c)
+      perm[c] = static_cast<uint8_t>(c);
+    std::stable_sort(perm.begin(), perm.begin() + cfg.consumers,
+                     [&](uint8_t a, uint8_t b) {
+                       return std::memcmp(&x.consumers[a], &x.consumers[b],
+                                          sizeof(Consumer)) < 0;
+                     });
+    return perm;
+  }
+
+  State canonical(const State &x) const {
+    Perm perm = canonicalOrder(x);
+    State y = x;
+    for (unsigned c = 0; c < cfg.consumers; ++c)
+      y.consumers[c] = x.consumers[perm[c]];
+    return y;
+  }
+
+  bool finished(const State &x) const {
+    if (x.producer.pc != PDone)
+      return false;
+    for (unsigned c = 0; c < cfg.consumers; ++c)
+      if (x.consumers[c].pc != CDone)
+        return false;
+    return true;
+  }
+
+  void enabled(const State &x, std::vector<Step> &steps) const {
+    steps.clear();
+    // Partial-order reduction: a returning wgmma.wait_group changes only its
+    // group's program counter, which no other actor reads, and once enabled
+    // it stays enabled (only the group's own issue adds groups in flight).
+    // Taking it at once loses no interleaving that another actor could tell
+    // apart, so when one is enabled it is the only step explored.
+    for (unsigned c = 0; c < cfg.consumers; ++c) {
+      const Consumer &q = x.consumers[c];
+      if ((q.pc == CWaitMma || q.pc == CDrainWait) && consumerCanStep(x, q)) {
+        steps.push_back({AConsumer, static_cast<uint8_t>(c)});
+        return;
+      }
+    }
+    const Producer &p = x.producer;
+    if (p.pc == PArrive || p.pc == PIssue ||
+        (p.pc == PWaitEmpty &&
+         parityWaitPasses(x.slots[slotOf(p.next, cfg.depth)].empty.phase,
+                          producerParity(p.next))))
+      steps.push_back({AProducer, 0});
+    for (unsigned s = 0; s < cfg.depth; ++s)
+      if (x.slots[s].tma)
+        steps.push_back({ATma, static_cast<uint8_t>(s)});
+    for (unsigned c = 0; c < cfg.consumers; ++c) {
+      const Consumer &q = x.consumers[c];
+      if (consumerCanStep(x, q))
+        steps.push_back({AConsumer, static_cast<uint8_t>(c)});
+      if (q.inflight)
+        steps.push_back({ARetire, static_cast<uint8_t>(c)});
+    }
+  }
+
+  /// Performs `step` on `x`. Returns the violation the step commits, if any
+  /// (the caller does not explore past it). With `label`, also describes it.
+  std::optional<Failure> apply(State &x, Step step, std::string *label) const {
+    switch (step.actor) {
+    case AProducer:
+      return stepProducer(x, label);
+    case ATma:
+      return stepTma(x, step.index, label);
+    case AConsumer:
+      return stepConsumer(x, step.index, label);
+    case ARetire: {
+      Consumer &q = x.consumers[step.index];
+      if (label)
+        *label = format("consumer %u: wgmma group reading k=%d retires",
+                        step.index, q.issued - q.inflight);
+      --q.inflight;
+      return std::nullopt;
+    }
+    }
+    return std::nullopt;
+  }
+
+  /// One line per unfinished actor: what it waits for.
+  std::vector<std::string> blocked(const State &x) const {
+    std::vector<std::string> lines;
+    const Producer &p = x.producer;
+    if (p.pc == PWaitEmpty) {
+      unsigned s = slotOf(p.next, cfg.depth);
+      lines.push_back(format(
+          "producer: waits on empty[%u] parity %u for k=%d; the barrier is in "
+          "phase %d with %d of %d arrivals missing",
+          s, producerParity(p.next), p.next, x.slots[s].empty.phase,
+          x.slots[s].empty.pending, emptyCount));
+    }
+    for (unsigned c = 0; c < cfg.consumers; ++c) {
+      const Consumer &q = x.consumers[c];
+      if (q.pc == CDone)
+        continue;
+      Iter k = position(q);
+      if (q.pc == CWaitFull) {
+        unsigned s = slotOf(k, cfg.depth);
+        lines.push_back(format(
+            "consumer %u: waits on full[%u] parity %u for k=%lld (tile %d, "
+            "iteration %d); the barrier is in phase %d",
+            c, s, consumerParity(k), static_cast<long long>(k), q.tile, q.iter,
+            x.slots[s].full.phase));
+      } else {
+        lines.push_back(format("consumer %u: blocked at step %d", c, q.pc));
+      }
+    }
+    return lines;
+  }
+
+private:
+  unsigned producerParity(Iter k) const {
+    unsigned parity = producerEmptyParity(k, cfg.depth);
+    return cfg.variant == Variant::ProducerParityZero ? parity ^ 1u : parity;
+  }
+  unsigned consumerParity(Iter k) const {
+    unsigned parity = consumerFullParity(k, cfg.depth);
+    return cfg.variant == Variant::ConsumerParityOne ? parity ^ 1u : parity;
+  }
+
+  Iter trips(const Consumer &q) const { return cfg.trips[q.tile]; }
+  Iter position(const Consumer &q) const { return tileBase[q.tile] + q.iter; }
+
+  void enterTile(Consumer &q) const {
+    // A tile without iterations touches the ring not at all.
+    while (q.tile < cfg.trips.size() && cfg.trips[q.tile] == 0)
+      ++q.tile;
+    q.iter = 0;
+    q.pc = q.tile == cfg.trips.size() ? CDone : CWaitFull;
+  }
+
+  void nextIteration(Consumer &q) const {
+    ++q.iter;
+    q.pc = q.iter == trips(q) ? CDrainWait : CWaitFull;
+  }
+
+  void nextTile(Consumer &q) const {
+    ++q.tile;
+    enterTile(q);
+  }
+
+  bool consumerCanStep(const State &x, const Consumer &q) const {
+    switch (q.pc) {
+    case CWaitFull: {
+      Iter k = position(q);
+      return parityWaitPasses(x.slots[slotOf(k, cfg.depth)].full.phase,
+                              consumerParity(k));
+    }
+    case CIssue:
+    case CRelease:
+    case CDrain:
+      return true;
+    case CWaitMma:
+      return q.inflight <= cfg.lag;
+    case CDrainWait:
+      return q.inflight == 0;
+    default:
+      return false;
+    }
+  }
+
+  /// One arrival, as the hardware does it: the pending count drops and the
+  /// phase completes when no arrival and no transaction is left.
+  static void arrive(Barrier &b, uint8_t count) {
+    --b.pending;
+    if (b.pending == 0 && b.tx == 0) {
+      ++b.phase;
+      b.pending = count;
+    }
+  }
+
+  /// An arrival for phase `lap` that meets the barrier in another phase has
+  /// been counted against the wrong phase.
+  static std::optional<Failure> checkArrival(const Barrier &b, Iter lap,
+                                             const std::string &who) {
+    if (b.phase == lap)
+      return std::nullopt;
+    return Failure{ViolationKind::ArrivalOverflow,
+                   format("%s is meant for phase %lld but the barrier is in "
+                          "phase %d%s",
+                          who.c_str(), static_cast<long long>(lap), b.phase,
+                          b.phase > lap ? ": that phase had already completed "
+                                          "(more arrivals than its count)"
+                                        : "")};
+  }
+
+  std::optional<Failure> stepProducer(State &x, std::string *label) const {
+    Producer &p = x.producer;
+    Iter k = p.next;
+    unsigned s = slotOf(k, cfg.depth);
+    Slot &slot = x.slots[s];
+    switch (p.pc) {
+    case PWaitEmpty: {
+      if (label)
+        *label = format("producer: wait empty[%u] parity %u passes for k=%lld "
+                        "(barrier in phase %d)",
+                        s, producerParity(k), static_cast<long long>(k),
+                        slot.empty.phase);
+      p.pc = PArrive;
+      // Lap L reuses the slot after phase L-1 of empty[] completed, so the
+      // barrier must now be in phase L (on lap 0: still fresh, phase 0).
+      if (slot.empty.phase != lapOf(k, cfg.depth))
+        return Failure{ViolationKind::WrongPhase,
+                       format("producer's wait on empty[%u] for k=%lld passed "
+                              "in phase %d, expected phase %lld",
+                              s, static_cast<long long>(k), slot.empty.phase,
+                              static_cast<long long>(lapOf(k, cfg.depth)))};
+      return std::nullopt;
+    }
+    case PArrive: {
+      if (label)
+        *label = format("producer: arrive.expect_tx on full[%u] for k=%lld", s,
+                        static_cast<long long>(k));
+      auto failure = checkArrival(
+          slot.full, lapOf(k, cfg.depth),
+          format("producer's arrive.expect_tx on full[%u] for k=%lld", s,
+                 static_cast<long long>(k)));
+      ++slot.full.tx;
+      arrive(slot.full, static_cast<uint8_t>(fullArrivalCount()));
+      p.pc = PIssue;
+      return failure;
+    }
+    case PIssue: {
+      if (label)
+        *label = format("producer: issue TMA load of k=%lld into slot %u",
+                        static_cast<long long>(k), s);
+      std::optional<Failure> failure = checkOverwrite(x, k, s);
+      slot.data = kFilling;
+      slot.tma = static_cast<uint8_t>(k + 1);
+      ++p.next;
+      p.pc = p.next == total ? PDone : PWaitEmpty;
+      return failure;
+    }
+    }
+    return std::nullopt;
+  }
+
+  /// Before a TMA writes ring position k into slot s, every consumer group
+  /// must have released every earlier position of that slot (releases are in
+  /// order, so checking k - D suffices) and no TMA may still write it.
+  std::optional<Failure> checkOverwrite(const State &x, Iter k,
+                                        unsigned s) const {
+    if (x.slots[s].tma)
+      return Failure{ViolationKind::OverwriteUnreleased,
+                     format("TMA of k=%lld into slot %u while the TMA of k=%d "
+                            "is still writing it",
+                            static_cast<long long>(k), s, x.slots[s].tma - 1)};
+    // An unretired wgmma reads its slot whatever the barriers say (a broken
+    // lowering may have released it already).
+    for (unsigned c = 0; c < cfg.consumers; ++c) {
+      const Consumer &q = x.consumers[c];
+      for (int p = q.issued - q.inflight; p < q.issued; ++p)
+        if (p < k && slotOf(p, cfg.depth) == s)
+          return Failure{ViolationKind::OverwriteInFlightMma,
+                         format("TMA of k=%lld into slot %u while consumer "
+                                "%u's unretired wgmma still reads k=%d there",
+                                static_cast<long long>(k), s, c, p)};
+    }
+    Iter old = k - cfg.depth;
+    if (old < 0)
+      return std::nullopt;
+    std::optional<Failure> unreleased;
+    for (unsigned c = 0; c < cfg.consumers; ++c) {
+      const Consumer &q = x.consumers[c];
+      if (q.released > old)
+        continue;
+      if (!unreleased)
+        unreleased = Failure{
+            ViolationKind::OverwriteUnreleased,
+            format("TMA of k=%lld into slot %u while consumer %u %s k=%lld",
+                   static_cast<long long>(k), s, c,
+                   old < q.acquired ? "still owns" : "has not yet read",
+                   static_cast<long long>(old))};
+    }
+    return unreleased;
+  }
+
+  std::optional<Failure> stepTma(State &x, unsigned s,
+                                 std::string *label) const {
+    Slot &slot = x.slots[s];
+    int k = slot.tma - 1;
+    slot.data = static_cast<uint8_t>(k);
+    slot.tma = 0;
+    --slot.full.tx;
+    bool completes = slot.full.pending == 0 && slot.full.tx == 0;
+    if (label)
+      *label = format("TMA: k=%d lands in slot %u, complete_tx on full[%u]%s",
+                      k, s, s,
+                      completes ? format(" (phase %d completes)",
+                                         slot.full.phase)
+                                      .c_str()
+                                : "");
+    if (completes) {
+      ++slot.full.phase;
+      slot.full.pending = static_cast<uint8_t>(fullArrivalCount());
+    }
+    return std::nullopt;
+  }
+
+  /// The next of the W warp arrivals on empty[] that release ring position
+  /// `k` for group c.
+  std::optional<Failure> releaseArrival(State &x, unsigned c, Iter k,
+                                        std::string *label) const {
+    Consumer &q = x.consumers[c];
+    unsigned s = slotOf(k, cfg.depth);
+    Barrier &e = x.slots[s].empty;
+    bool completes = e.pending == 1;
+    if (label)
+      *label = format("consumer %u: warp %d arrives on empty[%u] releasing "
+                      "k=%lld%s",
+                      c, q.warp, s, static_cast<long long>(k),
+                      completes ? format(" (phase %d completes)", e.phase)
+                                      .c_str()
+                                : "");
+    // Releases are in ring order; the lowering's arithmetic must agree.
+    assert(q.released == k && "release out of order");
+    auto failure =
+        checkArrival(e, lapOf(k, cfg.depth),
+                     format("consumer %u's arrival on empty[%u] for k=%lld", c,
+                            s, static_cast<long long>(k)));
+    arrive(e, emptyCount);
+    if (++q.warp == cfg.warpsPerGroup) {
+      q.warp = 0;
+      ++q.released;
+    }
+    return failure;
+  }
+
+  std::optional<Failure> stepConsumer(State &x, unsigned c,
+                                      std::string *label) const {
+    Consumer &q = x.consumers[c];
+    Iter k = position(q);
+    unsigned s = slotOf(k, cfg.depth);
+    bool early = cfg.variant == Variant::ConsumedBeforeWait;
+    switch (q.pc) {
+    case CWaitFull: {
+      const Slot &slot = x.slots[s];
+      if (label)
+        *label = format("consumer %u: wait full[%u] parity %u passes for "
+                        "k=%lld (tile %d, iteration %d; barrier in phase %d)",
+                        c, s, consumerParity(k), static_cast<long long>(k),
+                        q.tile, q.iter, slot.full.phase);
+      ++q.acquired;
+      q.pc = CIssue;
+      if (slot.data == kNoData || slot.data == kFilling)
+        return Failure{ViolationKind::ReadUnfilled,
+                       format("consumer %u's wait on full[%u] for k=%lld "
+                              "passed but the slot %s",
+                              c, s, static_cast<long long>(k),
+                              slot.data == kNoData
+                                  ? "was never filled"
+                                  : "is still being written by a TMA")};
+      if (slot.data != k)
+        return Failure{ViolationKind::ReadStale,
+                       format("consumer %u's wait on full[%u] for k=%lld "
+                              "passed but the slot holds k=%d",
+                              c, s, static_cast<long long>(k), slot.data)};
+      if (slot.full.phase != lapOf(k, cfg.depth) + 1)
+        return Failure{ViolationKind::WrongPhase,
+                       format("consumer %u's wait on full[%u] for k=%lld "
+                              "passed in phase %d, expected phase %lld",
+                              c, s, static_cast<long long>(k), slot.full.phase,
+                              static_cast<long long>(lapOf(k, cfg.depth) + 1))};
+      return std::nullopt;
+    }
+    case CIssue: {
+      if (label)
+        *label = format("consumer %u: issue wgmma reading slot %u (k=%lld)", c,
+                        s, static_cast<long long>(k));
+      ++q.issued;
+      ++q.inflight;
+      bool releases = releasedAfterIssue(q.iter, cfg.lag) != kNoRelease;
+      q.pc = early && releases ? CRelease : CWaitMma;
+      return std::nullopt;
+    }
+    case CWaitMma: {
+      if (label)
+        *label = format("consumer %u: wgmma.wait_group<%u> returns (%d in "
+                        "flight)",
+                        c, cfg.lag, q.inflight);
+      if (!early && releasedAfterIssue(q.iter, cfg.lag) != kNoRelease)
+        q.pc = CRelease;
+      else
+        nextIteration(q);
+      return std::nullopt;
+    }
+    case CRelease: {
+      Iter k0 = tileBase[q.tile] + releasedAfterIssue(q.iter, cfg.lag);
+      auto failure = releaseArrival(x, c, k0, label);
+      if (q.warp == 0) {
+        if (early)
+          q.pc = CWaitMma;
+        else
+          nextIteration(q);
+      }
+      return failure;
+    }
+    case CDrainWait: {
+      if (label)
+        *label = format("consumer %u: wgmma.wait_group<0> returns (drain of "
+                        "tile %d)",
+                        c, q.tile);
+      q.drain = 0;
+      if (drainedSlots(trips(q), cfg.lag) == 0)
+        nextTile(q);
+      else
+        q.pc = CDrain;
+      return std::nullopt;
+    }
+    case CDrain: {
+      Iter k0 =
+          tileBase[q.tile] + drainedIteration(trips(q), cfg.lag, q.drain);
+      auto failure = releaseArrival(x, c, k0, label);
+      if (q.warp == 0 && ++q.drain == drainedSlots(trips(q), cfg.lag))
+        nextTile(q);
+      return failure;
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+
+  const ModelConfig &cfg;
+  std::vector<Iter> tileBase;
+  Iter total = 0;
+  uint8_t emptyCount = 0;
+  size_t stateSize = 0;
+};
+
+/// Breadth-first search over canonical states, stored back to back in one
+/// byte arena; the hash set holds indices into it.
+class Explorer {
+public:
+  explicit Explorer(const ModelConfig &config)
+      : cfg(config), model(config), width(model.size()),
+        seen(1 << 12, Hash{this}, Equal{this}) {}
+
+  CheckResult run() {
+    CheckResult result;
+    State start = model.initial();
+    add(model.canonical(start), 0, {AProducer, 0});
+    std::vector<Step> next;
+    for (uint64_t cursor = 0; cursor < parent.size(); ++cursor) {
+      State x = model.decode(&arena[cursor * width]);
+      model.enabled(x, next);
+      if (next.empty() && !model.finished(x)) {
+        ++result.violationCount;
+        if (!result.has(ViolationKind::Deadlock))
+          result.violations.push_back(deadlock(cursor));
+        if (cfg.stopAtFirst)
+          break;
+        continue;
+      }
+      bool stop = false;
+      for (Step step : next) {
+        State y = x;
+        ++result.transitions;
+        if (std::optional<Failure> failure = model.apply(y, step, nullptr)) {
+          ++result.violationCount;
+          if (!result.has(failure->kind))
+            result.violations.push_back(violation(cursor, step));
+          if (cfg.stopAtFirst) {
+            stop = true;
+            break;
+          }
+          continue;
+        }
+        add(model.canonical(y), cursor, step);
+      }
+      if (stop)
+        break;
+      if (cfg.maxStates && parent.size() >= cfg.maxStates &&
+          cursor + 1 < parent.size()) {
+        result.complete = false;
+        break;
+      }
+    }
+    result.states = parent.size();
+    return result;
+  }
+
+private:
+  struct Hash {
+    const Explorer *e;
+    size_t operator()(uint32_t i) const {
+      return std::hash<std::string_view>()(e->bytes(i));
+    }
+  };
+  struct Equal {
+    const Explorer *e;
+    bool operator()(uint32_t a, uint32_t b) const {
+      return e->bytes(a) == e->bytes(b);
+    }
+  };
+
+  std::string_view bytes(uint32_t i) const {
+    return {reinterpret_cast<const char *>(&arena[i * width]), width};
+  }
+
+  void add(const State &x, uint32_t from, Step via) {
+    uint32_t index = static_cast<uint32_t>(parent.size());
+    arena.resize(arena.size() + width);
+    model.encode(x, &arena[index * width]);
+    // The set hashes the arena bytes at `index`: tentatively append, then
+    // take the bytes back when the state was known.
+    if (!seen.insert(index).second) {
+      arena.resize(arena.size() - width);
+      return;
+    }
+    parent.push_back(from);
+    steps.push_back(via);
+  }
+
+  /// Replays the path to canonical state `target` from the initial state,
+  /// mapping each stored step (numbered in its canonical parent) onto the
+  /// concrete state, so that the group numbers stay consistent.
+  State replay(uint32_t target, std::vector<std::string> &trace,
+               Perm &perm) const {
+    std::vector<uint32_t> path;
+    for (uint32_t i = target; i != 0; i = parent[i])
+      path.push_back(i);
+    std::reverse(path.begin(), path.end());
+    State x = model.initial();
+    perm = model.canonicalOrder(x);
+    for (uint32_t i : path) {
+      Step step = concrete(steps[i], perm);
+      std::string label;
+      model.apply(x, step, &label);
+      trace.push_back(label);
+      perm = model.canonicalOrder(x);
+    }
+    return x;
+  }
+
+  static Step concrete(Step step, const Perm &perm) {
+    if (step.actor == AConsumer || step.actor == ARetire)
+      step.index = perm[step.index];
+    return step;
+  }
+
+  Violation deadlock(uint32_t at) const {
+    Violation v;
+    v.kind = ViolationKind::Deadlock;
+    Perm perm;
+    State x = replay(at, v.trace, perm);
+    v.blocked = model.blocked(x);
+    v.message = "no actor can take a step, yet not all have finished";
+    return v;
+  }
+
+  Violation violation(uint32_t at, Step step) const {
+    Violation v;
+    Perm perm;
+    State x = replay(at, v.trace, perm);
+    std::string label;
+    std::optional<Failure> failure =
+        model.apply(x, concrete(step, perm), &label);
+    assert(failure && "replayed step must fail again");
+    v.trace.push_back(label);
+    v.kind = failure->kind;
+    v.message = failure->message;
+    return v;
+  }
+
+  const ModelConfig &cfg;
+  Model model;
+  size_t width;
+  std::vector<uint8_t> arena;
+  std::vector<uint32_t> parent;
+  std::vector<Step> steps;
+  std::unordered_set<uint32_t, Hash, Equal> seen;
+};
+
+} // namespace
+
+namespace tawa::protocol {
+
+const char *variantName(Variant v) {
+  switch (v) {
+  case Variant::Correct:
+    return "correct";
+  case Variant::ConsumerParityOne:
+    return "consumer-parity-1";
+  case Variant::ConsumedBeforeWait:
+    return "consumed-before-wait";
+  case Variant::EmptyCountTooHigh:
+    return "empty-count-high";
+  case Variant::EmptyCountTooLow:
+    return "empty-count-low";
+  case Variant::ProducerParityZero:
+    return "producer-parity-0";
+  }
+  return "?";
+}
+
+const std::vector<Variant> &allVariants() {
+  static const std::vector<Variant> all = {
+      Variant::Correct,           Variant::ConsumerParityOne,
+      Variant::ConsumedBeforeWait, Variant::EmptyCountTooHigh,
+      Variant::EmptyCountTooLow,  Variant::ProducerParityZero};
+  return all;
+}
+
+std::optional<Variant> parseVariant(const std::string &name) {
+  for (Variant v : allVariants())
+    if (name == variantName(v))
+      return v;
+  return std::nullopt;
+}
+
+const char *violationKindName(ViolationKind k) {
+  switch (k) {
+  case ViolationKind::Deadlock:
+    return "deadlock";
+  case ViolationKind::OverwriteInFlightMma:
+    return "overwrite-in-flight-mma";
+  case ViolationKind::OverwriteUnreleased:
+    return "overwrite-unreleased";
+  case ViolationKind::ReadUnfilled:
+    return "read-unfilled";
+  case ViolationKind::ReadStale:
+    return "read-stale";
+  case ViolationKind::WrongPhase:
+    return "wrong-phase";
+  case ViolationKind::ArrivalOverflow:
+    return "arrival-overflow";
+  }
+  return "?";
+}
+
+bool CheckResult::has(ViolationKind k) const {
+  for (const Violation &v : violations)
+    if (v.kind == k)
+      return true;
+  return false;
+}
+
+std::string validateConfig(const ModelConfig &config) {
+  if (config.depth < 1 || config.depth > kMaxDepth)
+    return format("depth must be in [1, %u]", kMaxDepth);
+  if (config.lag > 7)
+    return "lag must be in [0, 7]";
+  if (config.consumers < 1 || config.consumers > kMaxConsumers)
+    return format("consumers must be in [1, %u]", kMaxConsumers);
+  if (config.warpsPerGroup < 1 || config.warpsPerGroup > kMaxWarps)
+    return format("warps per group must be in [1, %u]", kMaxWarps);
+  if (config.trips.empty())
+    return "at least one tile";
+  uint64_t total = 0;
+  for (unsigned n : config.trips)
+    total += n;
+  if (total > kMaxPositions)
+    return format("at most %u iterations over all tiles", kMaxPositions);
+  if (config.variant == Variant::EmptyCountTooLow &&
+      emptyArrivalCount(config.consumers, config.warpsPerGroup) < 2)
+    return "empty-count-low needs at least 2 consumer arrivals per slot "
+           "(an mbarrier count of 0 is not a barrier)";
+  return "";
+}
+
+CheckResult checkProtocol(const ModelConfig &config) {
+  assert(validateConfig(config).empty() && "invalid model configuration");
+  return Explorer(config).run();
+}
+
+std::string formatViolation(const Violation &v) {
+  std::string out = std::string(violationKindName(v.kind)) + ": " + v.message +
+                    "\n  trace (" + std::to_string(v.trace.size()) +
+                    " steps):\n";
+  for (size_t i = 0; i < v.trace.size(); ++i)
+    out += format("  %4zu. %s\n", i + 1, v.trace[i].c_str());
+  for (const std::string &line : v.blocked)
+    out += "  blocked: " + line + "\n";
+  return out;
+}
+
+} // namespace tawa::protocol

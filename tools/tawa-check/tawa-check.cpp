@@ -1,0 +1,441 @@
+//===- tawa-check.cpp - tawa's checkers: the aref protocol model ----------===//
+//
+// `tawa-check COMMAND [options]`. Each command is one checker; `protocol`
+// model-checks the lowered aref protocol (lib/Protocol) over a sweep of ring
+// depths, MMA lags, consumer groups, tiles and trip counts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProtocolModel.h"
+
+#include "tawa/Protocol/ArefProtocol.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace tawa::protocol;
+
+namespace {
+
+const char *kUsage = R"(usage: tawa-check COMMAND [options]
+
+tawa's checkers.
+
+Commands:
+  protocol    model-check the lowered aref protocol (full/empty mbarriers,
+              parity waits, TMA and wgmma asynchrony) over a sweep of
+              configurations; 'tawa-check protocol --help' for its options
+
+Exit status: 0 no violation, 1 violation found, 2 usage error.
+)";
+
+const char *kProtocolUsage = R"(usage: tawa-check protocol [options]
+
+Explores every interleaving of the lowered aref protocol (DESIGN.md 2.2): one
+producer thread (wait empty[] with parity, arrive.expect_tx on full[], issue
+TMA), asynchronous TMA completions, consumer warp groups (wait full[] with
+parity, issue wgmma, wgmma.wait_group<P>, release slot k-P with one arrival
+per warp, drain after each tile) and asynchronous in-order wgmma retirement,
+over a ring carried across the tiles of a persistent kernel. Checks: no
+deadlock, no TMA into a slot still read or owned, no read of an unfilled or
+stale slot, no arrival beyond a barrier's count within a phase.
+
+Sweeps every ring depth D in 1..--max-depth, MMA lag P in 0..--max-lag,
+consumer groups C in 1..--consumers, tiles T in 1..--tiles and trip count per
+tile n in 1..--max-trips (all tiles run n iterations). Configurations with
+P < D are the valid space; P >= D (which the compiler rejects) is reported
+apart as the deadlock it causes whenever n > D.
+
+Options:
+  --max-depth D    largest ring depth, 1..8 (default 4)
+  --max-lag P      largest MMA lag, 0..7 (default 3)
+  --consumers N    largest number of consumer warp groups, 1..4 (default 2)
+  --tiles T        largest number of tiles, 1.. (default 2)
+  --max-trips K    largest trip count per tile (default 2D+3 for each D)
+  --warps W        empty[] arrivals per consumer group and slot, one per
+                   warp, 1..4 (default 1; the kernels use 4)
+  --variant NAME   check a deliberately broken lowering over the valid space
+                   instead; stops at and prints the first violation. NAME is
+                   one of: consumer-parity-1 (consumer waits full[] starting
+                   at parity 1), consumed-before-wait (releases k-P before
+                   wgmma.wait_group<P>), empty-count-high / empty-count-low
+                   (empty[] count one above / below the arrivals made),
+                   producer-parity-0 (producer waits empty[] starting at
+                   parity 0)
+  --max-states N   give up a configuration after N states (counts as a
+                   failure: the sweep is incomplete)
+  --verbose        one line per configuration instead of per (D, P, C, T)
+  -j, --jobs N     check N configurations at a time on N threads (default:
+                   the number of hardware threads); the output is the same
+  -h, --help       this text
+
+Output: a table of states explored and violations per row, the totals and
+'result: OK' or 'result: FAILED'; the first violation of the valid space (or
+of the variant) is printed with its trace of actor steps.
+Exit status: 0 no violation in the valid space and P >= D as expected, 1
+otherwise (always 1 for a variant that is caught), 2 usage error.
+)";
+
+[[noreturn]] void usageError(const std::string &message) {
+  std::fprintf(stderr, "tawa-check: error: %s\n", message.c_str());
+  std::exit(2);
+}
+
+unsigned parseCount(const char *option, const char *text, unsigned lo,
+                    unsigned hi) {
+  char *end = nullptr;
+  unsigned long value = std::strtoul(text, &end, 10);
+  if (!*text || *end || text[0] == '-' || value < lo || value > hi)
+    usageError(std::string("option '") + option + "' needs an integer in [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+               text + "'");
+  return static_cast<unsigned>(value);
+}
+
+struct ProtocolOptions {
+  unsigned maxDepth = 4;
+  unsigned maxLag = 3;
+  unsigned consumers = 2;
+  unsigned tiles = 2;
+  unsigned maxTrips = 0; // 0: 2D+3 for each D
+  unsigned warps = 1;
+  uint64_t maxStates = 0;
+  bool verbose = false;
+  unsigned jobs = 1;
+  Variant variant = Variant::Correct;
+};
+
+ModelConfig makeConfig(const ProtocolOptions &opts, unsigned d, unsigned p,
+                       unsigned c, unsigned t, unsigned n) {
+  ModelConfig config;
+  config.depth = d;
+  config.lag = p;
+  config.consumers = c;
+  config.warpsPerGroup = opts.warps;
+  config.trips.assign(t, n);
+  config.variant = opts.variant;
+  config.maxStates = opts.maxStates;
+  config.stopAtFirst = opts.variant != Variant::Correct;
+  return config;
+}
+
+std::string describe(const ModelConfig &config) {
+  return "D=" + std::to_string(config.depth) +
+         " P=" + std::to_string(config.lag) +
+         " C=" + std::to_string(config.consumers) +
+         " T=" + std::to_string(config.trips.size()) +
+         " trips=" + std::to_string(config.trips.front()) +
+         " W=" + std::to_string(config.warpsPerGroup);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// A P >= D configuration deadlocks exactly when a tile runs more than D
+/// iterations; otherwise each tile's drain frees the ring in time.
+bool expectsLagDeadlock(const ModelConfig &config) {
+  if (lagFitsRing(config.lag, config.depth))
+    return false;
+  for (unsigned n : config.trips)
+    if (n > config.depth)
+      return true;
+  return false;
+}
+
+/// Only deadlocks, and a deadlock exactly when expected.
+bool lagOutcomeAsExpected(const ModelConfig &config, const CheckResult &r) {
+  bool onlyDeadlock = true;
+  for (const Violation &v : r.violations)
+    if (v.kind != ViolationKind::Deadlock)
+      onlyDeadlock = false;
+  return r.complete && onlyDeadlock &&
+         r.has(ViolationKind::Deadlock) == expectsLagDeadlock(config);
+}
+
+int runVariant(const ProtocolOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  std::printf("tawa-check protocol: variant %s, D<=%u, P<min(D,%u+1), C<=%u, "
+              "T<=%u, W=%u\n",
+              variantName(opts.variant), opts.maxDepth, opts.maxLag,
+              opts.consumers, opts.tiles, opts.warps);
+  uint64_t states = 0, configs = 0, skipped = 0;
+  for (unsigned d = 1; d <= opts.maxDepth; ++d) {
+    unsigned maxTrips = opts.maxTrips ? opts.maxTrips : 2 * d + 3;
+    for (unsigned p = 0; p <= opts.maxLag && p < d; ++p)
+      for (unsigned c = 1; c <= opts.consumers; ++c)
+        for (unsigned t = 1; t <= opts.tiles; ++t)
+          for (unsigned n = 1; n <= maxTrips; ++n) {
+            ModelConfig config = makeConfig(opts, d, p, c, t, n);
+            if (!validateConfig(config).empty()) {
+              ++skipped;
+              continue;
+            }
+            CheckResult r = checkProtocol(config);
+            ++configs;
+            states += r.states;
+            if (r.violations.empty())
+              continue;
+            std::printf("caught at %s (%llu states; %llu earlier "
+                        "configurations passed, %llu not applicable):\n",
+                        describe(config).c_str(),
+                        static_cast<unsigned long long>(r.states),
+                        static_cast<unsigned long long>(configs - 1),
+                        static_cast<unsigned long long>(skipped));
+            std::printf("%s", formatViolation(r.violations.front()).c_str());
+            std::printf("result: CAUGHT (%s, %.2f s)\n",
+                        violationKindName(r.violations.front().kind),
+                        secondsSince(start));
+            return 1;
+          }
+  }
+  std::printf("variant %s: no violation in %llu configurations (%llu "
+              "states)\nresult: NOT CAUGHT (%.2f s)\n",
+              variantName(opts.variant),
+              static_cast<unsigned long long>(configs),
+              static_cast<unsigned long long>(states), secondsSince(start));
+  return 0;
+}
+
+/// The sweep's configurations, in the order they are printed: the valid space
+/// first, then P >= D; within each, by D, P, C, T and trip count.
+std::vector<ModelConfig> sweepConfigs(const ProtocolOptions &opts) {
+  std::vector<ModelConfig> configs;
+  for (int section = 0; section < 2; ++section)
+    for (unsigned d = 1; d <= opts.maxDepth; ++d) {
+      unsigned maxTrips = opts.maxTrips ? opts.maxTrips : 2 * d + 3;
+      for (unsigned p = 0; p <= opts.maxLag; ++p) {
+        if (lagFitsRing(p, d) != (section == 0))
+          continue;
+        for (unsigned c = 1; c <= opts.consumers; ++c)
+          for (unsigned t = 1; t <= opts.tiles; ++t)
+            for (unsigned n = 1; n <= maxTrips; ++n) {
+              configs.push_back(makeConfig(opts, d, p, c, t, n));
+              std::string invalid = validateConfig(configs.back());
+              if (!invalid.empty())
+                usageError(describe(configs.back()) + ": " + invalid);
+            }
+      }
+    }
+  return configs;
+}
+
+/// Checks the configurations on `jobs` threads; the configurations are
+/// independent, and results come back in order.
+std::vector<CheckResult> checkAll(const std::vector<ModelConfig> &configs,
+                                  unsigned jobs) {
+  std::vector<CheckResult> results(configs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < configs.size();)
+      results[i] = checkProtocol(configs[i]);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread &t : threads)
+    t.join();
+  return results;
+}
+
+int runSweep(const ProtocolOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<ModelConfig> configs = sweepConfigs(opts);
+  std::vector<CheckResult> results = checkAll(configs, opts.jobs);
+  size_t nextResult = 0;
+  std::string trips = opts.maxTrips ? std::to_string(opts.maxTrips) : "2D+3";
+  std::printf("tawa-check protocol: D<=%u, P<=%u, C<=%u, T<=%u, trips 1..%s, "
+              "W=%u\n",
+              opts.maxDepth, opts.maxLag, opts.consumers, opts.tiles,
+              trips.c_str(), opts.warps);
+
+  struct Totals {
+    uint64_t configs = 0, states = 0, violations = 0, failed = 0;
+  } valid, lag;
+  std::optional<std::pair<ModelConfig, Violation>> firstFailure;
+  std::optional<std::pair<ModelConfig, Violation>> exampleDeadlock;
+
+  for (int section = 0; section < 2; ++section) {
+    bool validSpace = section == 0;
+    if (validSpace)
+      std::printf("\nvalid space (P < D):\n");
+    else
+      std::printf("\nlag >= depth (P >= D, rejected by the compiler; "
+                  "deadlock expected exactly when trips > D):\n");
+    if (opts.verbose)
+      std::printf("  %-36s %10s %s\n", "configuration", "states",
+                  validSpace ? "violations" : "outcome");
+    else if (validSpace)
+      std::printf("  %2s %2s %2s %2s %6s %12s %10s %10s\n", "D", "P", "C", "T",
+                  "trips", "states", "max", "violations");
+    else
+      std::printf("  %2s %2s %2s %2s %6s %12s %10s %10s %10s\n", "D", "P", "C",
+                  "T", "trips", "states", "ok", "deadlocks", "unexpected");
+    Totals &tot = validSpace ? valid : lag;
+    for (unsigned d = 1; d <= opts.maxDepth; ++d) {
+      unsigned maxTrips = opts.maxTrips ? opts.maxTrips : 2 * d + 3;
+      for (unsigned p = 0; p <= opts.maxLag; ++p) {
+        if (lagFitsRing(p, d) != validSpace)
+          continue;
+        for (unsigned c = 1; c <= opts.consumers; ++c)
+          for (unsigned t = 1; t <= opts.tiles; ++t) {
+            uint64_t rowStates = 0, rowMax = 0, rowViolations = 0;
+            uint64_t rowOk = 0, rowDeadlocks = 0, rowUnexpected = 0;
+            for (unsigned n = 1; n <= maxTrips; ++n) {
+              const ModelConfig &config = configs[nextResult];
+              const CheckResult &r = results[nextResult++];
+              ++tot.configs;
+              tot.states += r.states;
+              rowStates += r.states;
+              rowMax = std::max<uint64_t>(rowMax, r.states);
+              bool bad;
+              std::string outcome;
+              if (validSpace) {
+                bad = !r.violations.empty() || !r.complete;
+                rowViolations += r.violationCount;
+                tot.violations += r.violationCount;
+                outcome = std::to_string(r.violationCount);
+                if (!r.complete)
+                  outcome += " (incomplete: --max-states reached)";
+              } else {
+                bad = !lagOutcomeAsExpected(config, r);
+                bool dead = r.has(ViolationKind::Deadlock);
+                rowDeadlocks += dead;
+                rowOk += !dead;
+                rowUnexpected += bad;
+                tot.violations += dead;
+                outcome = dead ? "deadlock" : "no deadlock";
+                outcome += bad ? " (UNEXPECTED)" : " (expected)";
+                if (dead && !bad && !exampleDeadlock)
+                  exampleDeadlock.emplace(config, r.violations.front());
+              }
+              tot.failed += bad;
+              if (bad && !firstFailure && !r.violations.empty())
+                firstFailure.emplace(config, r.violations.front());
+              if (opts.verbose)
+                std::printf("  %-36s %10llu %s\n", describe(config).c_str(),
+                            static_cast<unsigned long long>(r.states),
+                            outcome.c_str());
+            }
+            if (opts.verbose)
+              continue;
+            std::string range = "1-" + std::to_string(maxTrips);
+            if (validSpace)
+              std::printf("  %2u %2u %2u %2u %6s %12llu %10llu %10llu\n", d, p,
+                          c, t, range.c_str(),
+                          static_cast<unsigned long long>(rowStates),
+                          static_cast<unsigned long long>(rowMax),
+                          static_cast<unsigned long long>(rowViolations));
+            else
+              std::printf("  %2u %2u %2u %2u %6s %12llu %10llu %10llu %10llu\n",
+                          d, p, c, t, range.c_str(),
+                          static_cast<unsigned long long>(rowStates),
+                          static_cast<unsigned long long>(rowOk),
+                          static_cast<unsigned long long>(rowDeadlocks),
+                          static_cast<unsigned long long>(rowUnexpected));
+          }
+      }
+    }
+  }
+
+  std::printf("\ntotal (P < D): %llu configurations, %llu states, %llu "
+              "violations\n",
+              static_cast<unsigned long long>(valid.configs),
+              static_cast<unsigned long long>(valid.states),
+              static_cast<unsigned long long>(valid.violations));
+  std::printf("total (P >= D): %llu configurations, %llu states, %llu "
+              "deadlocks (expected), %llu unexpected outcomes\n",
+              static_cast<unsigned long long>(lag.configs),
+              static_cast<unsigned long long>(lag.states),
+              static_cast<unsigned long long>(lag.violations),
+              static_cast<unsigned long long>(lag.failed));
+  if (exampleDeadlock) {
+    std::printf("\nexample of the P >= D deadlock (%s):\n%s",
+                describe(exampleDeadlock->first).c_str(),
+                formatViolation(exampleDeadlock->second).c_str());
+  }
+  if (firstFailure) {
+    std::printf("\nfirst failure (%s):\n%s",
+                describe(firstFailure->first).c_str(),
+                formatViolation(firstFailure->second).c_str());
+  }
+  bool ok = valid.failed == 0 && lag.failed == 0;
+  std::printf("\nresult: %s (%.2f s)\n", ok ? "OK" : "FAILED",
+              secondsSince(start));
+  return ok ? 0 : 1;
+}
+
+int protocolCommand(int argc, char **argv) {
+  ProtocolOptions opts;
+  opts.jobs = std::max(1u, std::thread::hardware_concurrency());
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        usageError("option '" + arg + "' needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kProtocolUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--max-depth") {
+      opts.maxDepth = parseCount("--max-depth", value(), 1, 8);
+    } else if (arg == "--max-lag") {
+      opts.maxLag = parseCount("--max-lag", value(), 0, 7);
+    } else if (arg == "--consumers") {
+      opts.consumers = parseCount("--consumers", value(), 1, 4);
+    } else if (arg == "--tiles") {
+      opts.tiles = parseCount("--tiles", value(), 1, 250);
+    } else if (arg == "--max-trips") {
+      opts.maxTrips = parseCount("--max-trips", value(), 1, 250);
+    } else if (arg == "--warps") {
+      opts.warps = parseCount("--warps", value(), 1, 4);
+    } else if (arg == "--max-states") {
+      opts.maxStates = parseCount("--max-states", value(), 1, 4000000000u);
+    } else if (arg == "-j" || arg == "--jobs") {
+      opts.jobs = parseCount("--jobs", value(), 1, 256);
+    } else if (arg == "--verbose") {
+      opts.verbose = true;
+    } else if (arg == "--variant") {
+      std::string name = value();
+      std::optional<Variant> v = parseVariant(name);
+      if (!v || *v == Variant::Correct) {
+        std::string names;
+        for (Variant w : allVariants())
+          if (w != Variant::Correct)
+            names += std::string(names.empty() ? "" : ", ") + variantName(w);
+        usageError("unknown variant '" + name + "' (one of: " + names + ")");
+      }
+      opts.variant = *v;
+    } else {
+      usageError("unknown option '" + arg + "'");
+    }
+  }
+  return opts.variant == Variant::Correct ? runSweep(opts) : runVariant(opts);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    usageError("no command (try 'tawa-check --help')");
+  std::string command = argv[1];
+  if (command == "-h" || command == "--help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "protocol")
+    return protocolCommand(argc - 2, argv + 2);
+  usageError("unknown command '" + command + "' (try 'tawa-check --help')");
+}
