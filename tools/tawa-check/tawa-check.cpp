@@ -70,8 +70,8 @@ Options:
                    (empty[] count one above / below the arrivals made),
                    producer-parity-0 (producer waits empty[] starting at
                    parity 0)
-  --max-states N   give up a configuration after N states (counts as a
-                   failure: the sweep is incomplete)
+  --max-states N   give up a configuration after N states (in a sweep of
+                   the valid space that is a failure: the proof is incomplete)
   --verbose        one line per configuration instead of per (D, P, C, T)
   -j, --jobs N     check N configurations at a time on N threads (default:
                    the number of hardware threads); the output is the same
@@ -165,8 +165,8 @@ bool lagOutcomeAsExpected(const ModelConfig &config, const CheckResult &r) {
 
 int runVariant(const ProtocolOptions &opts) {
   auto start = std::chrono::steady_clock::now();
-  std::printf("tawa-check protocol: variant %s, D<=%u, P<min(D,%u+1), C<=%u, "
-              "T<=%u, W=%u\n",
+  std::printf("tawa-check protocol: variant %s, D<=%u, P<D and P<=%u, "
+              "C<=%u, T<=%u, W=%u\n",
               variantName(opts.variant), opts.maxDepth, opts.maxLag,
               opts.consumers, opts.tiles, opts.warps);
   uint64_t states = 0, configs = 0, skipped = 0;
