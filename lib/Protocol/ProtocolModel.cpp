@@ -11,9 +11,10 @@
 //   TMA engine, per issued load:     write slot, complete_tx on full[k%D]
 //   consumer group c, per tile, per loop index i (ring position k):
 //     wait full[k%D] parity consumerFullParity(k)      (acquires the slot)
-//     issue wgmma reading slot k%D                    (one more group in flight)
-//     wgmma.wait_group<P>                               (blocks while > P in flight)
-//     releasedAfterIssue(i, P): W arrivals on empty[], one per warp
+//     issue wgmma reading slot k%D                    (one more group in
+//     flight) wgmma.wait_group<P>                               (blocks while >
+//     P in flight) releasedAfterIssue(i, P): W arrivals on empty[], one per
+//     warp
 //   then the drain: wgmma.wait_group<0> and drainedSlots() releases.
 //   wgmma engine of group c: retires the oldest in-flight group, any time.
 //
@@ -71,8 +72,9 @@ struct Barrier {
 };
 
 struct Slot {
-  uint8_t data; // ring position whose payload the slot holds, or kNoData/kFilling
-  uint8_t tma;  // 1 + ring position of the TMA in flight into the slot, or 0
+  uint8_t
+      data; // ring position whose payload the slot holds, or kNoData/kFilling
+  uint8_t tma; // 1 + ring position of the TMA in flight into the slot, or 0
   Barrier full;
   Barrier empty;
 };
@@ -469,12 +471,10 @@ private:
     --slot.full.tx;
     bool completes = slot.full.pending == 0 && slot.full.tx == 0;
     if (label)
-      *label = format("TMA: k=%d lands in slot %u, complete_tx on full[%u]%s",
-                      k, s, s,
-                      completes ? format(" (phase %d completes)",
-                                         slot.full.phase)
-                                      .c_str()
-                                : "");
+      *label = format(
+          "TMA: k=%d lands in slot %u, complete_tx on full[%u]%s", k, s, s,
+          completes ? format(" (phase %d completes)", slot.full.phase).c_str()
+                    : "");
     if (completes) {
       ++slot.full.phase;
       slot.full.pending = static_cast<uint8_t>(fullArrivalCount());
@@ -491,12 +491,11 @@ private:
     Barrier &e = x.slots[s].empty;
     bool completes = e.pending == 1;
     if (label)
-      *label = format("consumer %u: warp %d arrives on empty[%u] releasing "
-                      "k=%lld%s",
-                      c, q.warp, s, static_cast<long long>(k),
-                      completes ? format(" (phase %d completes)", e.phase)
-                                      .c_str()
-                                : "");
+      *label = format(
+          "consumer %u: warp %d arrives on empty[%u] releasing "
+          "k=%lld%s",
+          c, q.warp, s, static_cast<long long>(k),
+          completes ? format(" (phase %d completes)", e.phase).c_str() : "");
     // Releases are in ring order; the lowering's arithmetic must agree.
     assert(q.released == k && "release out of order");
     auto failure =
@@ -593,8 +592,7 @@ private:
       return std::nullopt;
     }
     case CDrain: {
-      Iter k0 =
-          tileBase[q.tile] + drainedIteration(trips(q), cfg.lag, q.drain);
+      Iter k0 = tileBase[q.tile] + drainedIteration(trips(q), cfg.lag, q.drain);
       auto failure = releaseArrival(x, c, k0, label);
       if (q.warp == 0 && ++q.drain == drainedSlots(trips(q), cfg.lag))
         nextTile(q);
@@ -779,10 +777,12 @@ const char *variantName(Variant v) {
 }
 
 const std::vector<Variant> &allVariants() {
-  static const std::vector<Variant> all = {
-      Variant::Correct,           Variant::ConsumerParityOne,
-      Variant::ConsumedBeforeWait, Variant::EmptyCountTooHigh,
-      Variant::EmptyCountTooLow,  Variant::ProducerParityZero};
+  static const std::vector<Variant> all = {Variant::Correct,
+                                           Variant::ConsumerParityOne,
+                                           Variant::ConsumedBeforeWait,
+                                           Variant::EmptyCountTooHigh,
+                                           Variant::EmptyCountTooLow,
+                                           Variant::ProducerParityZero};
   return all;
 }
 

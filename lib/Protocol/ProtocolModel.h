@@ -83,8 +83,8 @@ struct ModelConfig {
 
 struct Violation {
   ViolationKind kind;
-  std::string message;            ///< what went wrong, in one line
-  std::vector<std::string> trace; ///< actor steps from the initial state
+  std::string message;              ///< what went wrong, in one line
+  std::vector<std::string> trace;   ///< actor steps from the initial state
   std::vector<std::string> blocked; ///< deadlocks: what each actor waits on
 };
 

@@ -66,8 +66,9 @@ TEST(ArefProtocol, WaitsPassExactlyOnTheirPhase) {
       EXPECT_FALSE(parityWaitPasses(lap, consumerFullParity(k, d)));
       EXPECT_TRUE(parityWaitPasses(lap + 1, consumerFullParity(k, d)));
       EXPECT_TRUE(parityWaitPasses(lap, producerEmptyParity(k, d)));
-      if (lap > 0)
+      if (lap > 0) {
         EXPECT_FALSE(parityWaitPasses(lap - 1, producerEmptyParity(k, d)));
+      }
       // Parity cannot tell phase L+1 from L+3: the protocol, not the
       // arithmetic, keeps waiters within one phase (the model checks it).
       EXPECT_EQ(parityWaitPasses(lap + 1, consumerFullParity(k, d)),
@@ -111,8 +112,9 @@ TEST(ArefProtocol, ReleasedSlotsMatchTheReferenceKernel) {
         for (int tile = 0; tile < 3; ++tile, base += trips) {
           for (Iter k = 0; k < trips; ++k) {
             Iter r = releasedAfterIssue(k, lag);
-            if (r != kNoRelease)
+            if (r != kNoRelease) {
               ASSERT_EQ(slotOf(base + r, d), (ring.slot + d - lag) % d);
+            }
             ring.advance();
           }
           unsigned drained = drainedSlots(trips, lag);

@@ -28,8 +28,7 @@ std::string describe(const ModelConfig &c) {
          " C=" + std::to_string(c.consumers) +
          " T=" + std::to_string(c.trips.size()) +
          " n=" + std::to_string(c.trips.front()) +
-         " W=" + std::to_string(c.warpsPerGroup) + " " +
-         variantName(c.variant);
+         " W=" + std::to_string(c.warpsPerGroup) + " " + variantName(c.variant);
 }
 
 std::string firstViolation(const CheckResult &r) {
@@ -196,8 +195,7 @@ TEST(ProtocolModel, TracesAreReplayable) {
     // Every step names its actor.
     for (const std::string &step : v.trace)
       EXPECT_TRUE(step.rfind("producer:", 0) == 0 ||
-                  step.rfind("consumer ", 0) == 0 ||
-                  step.rfind("TMA:", 0) == 0)
+                  step.rfind("consumer ", 0) == 0 || step.rfind("TMA:", 0) == 0)
           << step;
   }
 }
