@@ -139,4 +139,25 @@ def LayoutAssignment : Pass<"tawa-layout-assignment", "::tawa::tt::FuncOp"> {
   }];
 }
 
+def ArefLowering : Pass<"tawa-aref-lowering", "::tawa::tt::FuncOp"> {
+  let summary = "lower arefs to shared-memory rings, mbarriers and TMA (DESIGN.md §2.2)";
+  let description = [{
+    Each `tawa.aref.create` of D slots becomes one shared-memory ring buffer
+    per payload tile plus a `full` and an `empty` array of D mbarriers: full
+    completes on the elected producer thread's arrive.expect_tx and the TMA
+    bytes (1 arrival); empty on one arrival per consumer warp. For ring
+    position k (slot k mod D, phase (k / D) & 1):
+    - `put` waits on empty[slot] with parity phase ^ 1 (a fresh barrier
+      passes the first lap), announces the bytes of all its tiles on
+      full[slot], and turns the TMA loads that produced its values into
+      `tawa.tma.load`s into the slot;
+    - `get` waits on full[slot] with parity phase and yields views of the slot;
+    - `consumed` arrives on empty[slot] once per consumer warp.
+    The arithmetic is that of include/tawa/Protocol/ArefProtocol.h, which the
+    protocol model checker verifies; a constant ring position is folded with
+    those very functions.
+  }];
+  let dependentDialects = ["::tawa::TawaDialect", "::mlir::arith::ArithDialect"];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD

@@ -169,5 +169,39 @@ LogicalResult WarpSpecializeOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Lowered arefs
+//===----------------------------------------------------------------------===//
+
+/// Shared memory is address space 3 (NVVM); ring buffers are [slots, tile...].
+static LogicalResult verifyRingBuffer(Operation *op, MemRefType type) {
+  auto space = dyn_cast_or_null<IntegerAttr>(type.getMemorySpace());
+  if (!space || space.getInt() != 3)
+    return op->emitOpError("ring buffers live in shared memory (memory space "
+                           "3), got ")
+           << type;
+  if (type.getRank() < 2)
+    return op->emitOpError("a ring buffer is [slots, tile dims...], got ")
+           << type;
+  return success();
+}
+
+LogicalResult SmemAllocOp::verify() {
+  return verifyRingBuffer(*this, getBuffer().getType());
+}
+
+LogicalResult SlotViewOp::verify() {
+  auto buffer = getBuffer().getType();
+  if (failed(verifyRingBuffer(*this, buffer)))
+    return failure();
+  auto tile = cast<RankedTensorType>(getTile().getType());
+  if (tile.getShape() != buffer.getShape().drop_front() ||
+      tile.getElementType() != buffer.getElementType())
+    return emitOpError("a slot of ")
+           << buffer << " holds a tile of shape "
+           << "[slots dropped] and its element type, not " << tile;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "tawa/Dialect/Tawa/TawaOps.cpp.inc"

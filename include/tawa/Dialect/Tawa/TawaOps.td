@@ -149,4 +149,99 @@ def Tawa_DotWaitOp : Tawa_Op<"dot_wait", [
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 
+//===----------------------------------------------------------------------===//
+// Lowered arefs: shared-memory rings, mbarriers and TMA (DESIGN.md §2.2)
+//===----------------------------------------------------------------------===//
+
+def Tawa_MBarriersType : TypeDef<Tawa_Dialect, "MBarriers"> {
+  let mnemonic = "mbarriers";
+  let summary = "an array of mbarriers in shared memory, one per ring slot";
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+}
+
+def Tawa_MBarrierAllocOp : Tawa_Op<"mbarrier.alloc", [
+    MemoryEffects<[MemAlloc<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "allocate and initialize mbarriers (before any partition runs)";
+  let description = [{
+    Each barrier completes a phase after `arrivals` arrivals (plus any bytes
+    announced with expect_tx). Initialization is fenced and made visible to
+    every warp group before the partitions start.
+  }];
+  let arguments = (ins I32Attr:$arrivals);
+  let results = (outs Tawa_MBarriersType:$bars);
+  let assemblyFormat = "`arrivals` `(` $arrivals `)` attr-dict `:` qualified(type($bars))";
+}
+
+def Tawa_MBarrierWaitOp : Tawa_Op<"mbarrier.wait", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "block until the phase with the given parity of a barrier completed";
+  let arguments = (ins Tawa_MBarriersType:$bars, I32:$slot, I32:$parity);
+  let assemblyFormat = [{
+    $bars `[` $slot `]` `,` `parity` $parity attr-dict `:` qualified(type($bars))
+  }];
+}
+
+def Tawa_MBarrierArriveOp : Tawa_Op<"mbarrier.arrive", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "arrive on a barrier (release)";
+  let description = [{
+    With `per_warp`, each warp of the executing warp group arrives once (lane
+    0, after the warp's own preceding work): the form consumers use to
+    release a slot, so that the barrier's count is one per consumer warp.
+    Without it, one elected thread arrives.
+  }];
+  let arguments = (ins Tawa_MBarriersType:$bars, I32:$slot, UnitAttr:$per_warp);
+  let assemblyFormat = [{
+    $bars `[` $slot `]` (`per_warp` $per_warp^)? attr-dict `:` qualified(type($bars))
+  }];
+}
+
+def Tawa_MBarrierExpectTxOp : Tawa_Op<"mbarrier.arrive_expect_tx", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "arrive and announce `bytes` of TMA transactions";
+  let arguments = (ins Tawa_MBarriersType:$bars, I32:$slot, I64Attr:$bytes);
+  let assemblyFormat = [{
+    $bars `[` $slot `]` `,` `bytes` $bytes attr-dict `:` qualified(type($bars))
+  }];
+}
+
+def Tawa_SmemAllocOp : Tawa_Op<"smem.alloc", [
+    MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "a shared-memory ring buffer: one tile per slot";
+  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Tawa_TmaLoadOp : Tawa_Op<"tma.load", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "asynchronous TMA copy of one block into a ring slot";
+  let description = [{
+    Copies the descriptor's block at the given coordinates into slot `slot` of
+    `buffer`; the copied bytes complete the transaction count of barrier
+    `slot` of `bars` (announced before with arrive_expect_tx).
+  }];
+  let arguments = (ins AnyType:$desc, Variadic<I32>:$indices,
+                       AnyStaticShapeMemRef:$buffer, I32:$slot,
+                       Tawa_MBarriersType:$bars);
+  let assemblyFormat = [{
+    $desc `[` $indices `]` `into` $buffer `[` $slot `]` `arrive` $bars attr-dict
+    `:` type($desc) `,` type($buffer) `,` qualified(type($bars))
+  }];
+}
+
+def Tawa_SlotViewOp : Tawa_Op<"smem.slot", [
+    MemoryEffects<[MemRead<DefaultResource>]>]> {
+  let summary = "the tile in one slot of a shared-memory ring, as a value";
+  let description = [{
+    Reads of the result (a wgmma operand, a transpose view) read shared memory
+    directly; the value is valid until the slot is released.
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$buffer, I32:$slot);
+  let results = (outs AnyRankedTensor:$tile);
+  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer) `->` type($tile)";
+  let hasVerifier = 1;
+}
+
 #endif // TAWA_DIALECT_TAWA_TAWAOPS_TD
