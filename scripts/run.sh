@@ -20,12 +20,14 @@ elif [ ! -d /usr/lib/llvm-22/lib/cmake/mlir ]; then
 fi
 
 if [ "$build_compiler" = 1 ]; then
-  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release -DTAWA_ENABLE_COMPILER=ON \
+  # Its own build folder: scripts/test.sh configures build/ with every part on.
+  cmake -G Ninja -S . -B build-run -DCMAKE_BUILD_TYPE=Release -DTAWA_ENABLE_COMPILER=ON \
     -DTAWA_ENABLE_RUNTIME=OFF -DTAWA_ENABLE_UNITTESTS=OFF -DTAWA_ENABLE_CUDA_TESTS=OFF \
-    >build.configure.log 2>&1 || { cat build.configure.log; exit 1; }
-  ninja -C build -j "${TAWA_JOBS:-2}" tawac
+    -DTAWA_ENABLE_SCHEDULER=OFF -DTAWA_ENABLE_PROTOCOL=OFF \
+    >build-run.configure.log 2>&1 || { cat build-run.configure.log; exit 1; }
+  ninja -C build-run -j "${TAWA_JOBS:-2}" tawac
   echo "== tawac $kernel --emit=summary =="
-  build/bin/tawac "$kernel" --emit=summary
+  build-run/bin/tawac "$kernel" --emit=summary
 else
   echo "run.sh: MLIR 22 is not installed here and cannot be installed: skipping the compiler"
 fi
