@@ -20,8 +20,7 @@ static std::string typeString(Type t) {
 static std::string where(Operation *op) {
   Location loc = getUserLocation(op->getLoc());
   if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()))
-        .str();
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine())).str();
   return "?";
 }
 
@@ -112,8 +111,8 @@ void tawa::printKernelSummary(ModuleOp module, raw_ostream &os) {
       if (!descName.empty() && name == descName && expanded < 2 * descRank) {
         bool isSize = expanded < descRank;
         os << "    " << name << (isSize ? ".size[" : ".stride[")
-           << (isSize ? expanded : expanded - descRank) << "]: " << arg.getType()
-           << "\n";
+           << (isSize ? expanded : expanded - descRank)
+           << "]: " << arg.getType() << "\n";
         ++expanded;
         continue;
       }

@@ -179,7 +179,8 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
     Value parity = parityOf(b, loc, get.getK(), ring.depth, /*producer=*/false);
     tawa::MBarrierWaitOp::create(b, loc, ring.full, slot, parity);
     for (auto [value, buffer] : llvm::zip(get.getValues(), ring.buffers)) {
-      auto view = tawa::SlotViewOp::create(b, loc, value.getType(), buffer, slot);
+      auto view =
+          tawa::SlotViewOp::create(b, loc, value.getType(), buffer, slot);
       value.replaceAllUsesWith(view.getTile());
     }
     get.erase();

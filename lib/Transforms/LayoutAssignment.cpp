@@ -117,8 +117,7 @@ private:
       return;
     emitError(getUserLocation(at->getLoc()))
         << "this value would need both the '" << it->second << "' and the '"
-        << l
-        << "' layout; tawa does not convert between layouts yet (in '"
+        << l << "' layout; tawa does not convert between layouts yet (in '"
         << at->getName() << "')";
     status = failure();
   }

@@ -114,8 +114,9 @@ LogicalResult Distributor::checkAnnotations() {
         op->hasTrait<OpTrait::IsTerminator>())
       return WalkResult::advance();
     if (!op->hasAttr(kPartitionAttr)) {
-      op->emitOpError("has no tawa.partition annotation: run "
-                    "-tawa-partition-annotation before -tawa-loop-distribution");
+      op->emitOpError(
+          "has no tawa.partition annotation: run "
+          "-tawa-partition-annotation before -tawa-loop-distribution");
       return WalkResult::interrupt();
     }
     if (isa<scf::IfOp>(op) && isInPartition(op, kProducer) &&
@@ -321,9 +322,10 @@ void Distributor::cloneFor(scf::ForOp forOp, OpBuilder &b, int32_t p) {
     inits.push_back(map.lookupOrDefault(forOp.getInitArgs()[i]));
   for (unsigned g : counters)
     inits.push_back(counter[g]);
-  auto newFor = scf::ForOp::create(
-      b, forOp.getLoc(), map.lookupOrDefault(forOp.getLowerBound()),
-      map.lookupOrDefault(forOp.getUpperBound()), map.lookupOrDefault(forOp.getStep()), inits);
+  auto newFor = scf::ForOp::create(b, forOp.getLoc(),
+                                   map.lookupOrDefault(forOp.getLowerBound()),
+                                   map.lookupOrDefault(forOp.getUpperBound()),
+                                   map.lookupOrDefault(forOp.getStep()), inits);
   for (NamedAttribute attr : forOp->getDiscardableAttrs())
     if (attr.getName() != kPartitionAttr &&
         attr.getName() != kIterArgPartitionsAttr)
@@ -372,8 +374,8 @@ void Distributor::cloneWhile(scf::WhileOp whileOp, OpBuilder &b, int32_t p) {
     inits.push_back(counter[g]);
     types.push_back(b.getI32Type());
   }
-  auto newWhile = scf::WhileOp::create(b, whileOp.getLoc(), types, inits,
-                                       nullptr, nullptr);
+  auto newWhile =
+      scf::WhileOp::create(b, whileOp.getLoc(), types, inits, nullptr, nullptr);
   // The builder made both blocks, with arguments of `types`.
   Block *before = newWhile.getBeforeBody();
   Block *after = newWhile.getAfterBody();
@@ -444,14 +446,14 @@ LogicalResult Distributor::run() {
   for (ArefGroup &group : groups)
     for (tt::DescriptorLoadOp load : group.loads)
       (group.loads.front()->getParentOp() != func ? loopSlotBytes
-                                                   : singleBytes) +=
+                                                  : singleBytes) +=
           tileBytes(load.getType());
   if (depth == 0) {
     // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
     // epilogue's staging buffers. More than 4 slots rarely pays.
     const int64_t budget = 227 * 1024 - 32 * 1024 - singleBytes;
-    depth = loopSlotBytes ? std::clamp<int64_t>(budget / loopSlotBytes, 1, 4)
-                          : 1;
+    depth =
+        loopSlotBytes ? std::clamp<int64_t>(budget / loopSlotBytes, 1, 4) : 1;
   }
   if (loopSlotBytes * depth + singleBytes > 227 * 1024)
     return emitError(getUserLocation(func.getLoc()))
@@ -465,8 +467,8 @@ LogicalResult Distributor::run() {
     for (tt::DescriptorLoadOp load : group.loads)
       payload.push_back(load.getType());
     bool inLoop = group.loads.front()->getParentOp() != func;
-    auto type = tawa::ArefType::get(func.getContext(), payload,
-                                    inLoop ? depth : 1);
+    auto type =
+        tawa::ArefType::get(func.getContext(), payload, inLoop ? depth : 1);
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
 
@@ -474,9 +476,8 @@ LogicalResult Distributor::run() {
   // rest of the 64K-register file (setmaxnreg takes multiples of 8, <= 256).
   const int32_t producerRegs = 40;
   int32_t consumerWarps = 4 * consumerGroups;
-  int32_t consumerRegs =
-      std::min<int64_t>(232, ((65536 - 128 * producerRegs) /
-                              (32 * consumerWarps)) / 8 * 8);
+  int32_t consumerRegs = std::min<int64_t>(
+      232, ((65536 - 128 * producerRegs) / (32 * consumerWarps)) / 8 * 8);
   auto ws = tawa::WarpSpecializeOp::create(
       b, loc, b.getDenseI32ArrayAttr({4, consumerWarps}),
       b.getDenseI32ArrayAttr({producerRegs, consumerRegs}), /*regions=*/2);

@@ -55,9 +55,9 @@ int clocks(double c) { return std::max(1, static_cast<int>(std::ceil(c))); }
 /// One coarse operation of the graph.
 struct Node {
   std::string name;
-  std::string unit;       // TMA, TC, or ALU (with EXP cycles added)
-  double aluClocks = 0;   // ALU part of a CUDA-core node
-  double expClocks = 0;   // EXP part of a CUDA-core node
+  std::string unit;     // TMA, TC, or ALU (with EXP cycles added)
+  double aluClocks = 0; // ALU part of a CUDA-core node
+  double expClocks = 0; // EXP part of a CUDA-core node
   int cycles = 1;
   bool stream = false;
   int regs = 0, smemKiB = 0;
@@ -103,7 +103,8 @@ struct LoopGraphExtraction
       if (!isCore(op))
         continue;
       for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp(); def && !isa<tt::TransOp>(def))
+        if (Operation *def = operand.getDefiningOp();
+            def && !isa<tt::TransOp>(def))
           if (def->getBlock() == body && groups.contains(def) && isCore(def))
             groups.unionSets(def, op);
     }
@@ -164,7 +165,8 @@ struct LoopGraphExtraction
     }
     for (Node &n : nodes)
       if (n.unit == "ALU")
-        n.cycles = clocks(n.aluClocks) + (n.expClocks > 0 ? clocks(n.expClocks) : 0);
+        n.cycles =
+            clocks(n.aluClocks) + (n.expClocks > 0 ? clocks(n.expClocks) : 0);
 
     // Dependences: SSA uses inside one iteration, and loop-carried values
     // from the yield to the uses of the iteration argument.
@@ -190,14 +192,13 @@ struct LoopGraphExtraction
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "# main loop of @" << getOperation().getName() << " ("
-       << position(loop.getLoc())
-       << "), clock cycles on one H100 SM\n";
+       << position(loop.getLoc()) << "), clock cycles on one H100 SM\n";
     os << "machine h100\n";
     for (Node &n : nodes) {
       os << "op " << n.name << " " << n.cycles << " ";
       if (n.unit == "ALU" && n.expClocks > 0)
-        os << "ALU:0-" << clocks(n.aluClocks) - 1 << " EXP:" << clocks(n.aluClocks)
-           << "-" << n.cycles - 1;
+        os << "ALU:0-" << clocks(n.aluClocks) - 1
+           << " EXP:" << clocks(n.aluClocks) << "-" << n.cycles - 1;
       else
         os << n.unit;
       if (n.stream)

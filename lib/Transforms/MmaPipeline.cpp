@@ -83,9 +83,8 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
           int64_t depth = mmaDepth;
           if (ring.getDepth() <= depth)
             return emitError(getUserLocation(dot.getLoc()))
-                   << "mma-depth " << depth
-                   << " needs arefs of more than " << depth
-                   << " slots, but this product reads a ring of "
+                   << "mma-depth " << depth << " needs arefs of more than "
+                   << depth << " slots, but this product reads a ring of "
                    << ring.getDepth()
                    << ": the producer would wait for a slot released only "
                       "after more products than the ring holds (deadlock)";
@@ -95,10 +94,9 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
       auto issue = tawa::DotAsyncOp::create(b, dot.getLoc(), dot.getType(),
                                             dot.getA(), dot.getB(), dot.getC());
       Value issued = issue.getResult();
-      auto wait = tawa::DotWaitOp::create(b, dot.getLoc(),
-                                          TypeRange(issued.getType()),
-                                          ValueRange(issued),
-                                          static_cast<int32_t>(mmaDepth));
+      auto wait = tawa::DotWaitOp::create(
+          b, dot.getLoc(), TypeRange(issued.getType()), ValueRange(issued),
+          static_cast<int32_t>(mmaDepth));
       dot.getD().replaceAllUsesWith(wait.getOutputs()[0]);
       dot.erase();
     }

@@ -195,7 +195,8 @@ struct PartitionAnnotation
           op->hasTrait<OpTrait::IsTerminator>())
         return;
       SmallVector<int32_t> parts;
-      bool inProducer = producer.contains(op), inConsumer = consumer.contains(op);
+      bool inProducer = producer.contains(op),
+           inConsumer = consumer.contains(op);
       // A loop runs in every partition that has operations inside it.
       op->walk([&](Operation *nested) {
         if (nested == op)

@@ -40,7 +40,8 @@ int64_t stageOf(Operation *op) {
 FailureOr<Value> placeholder(OpBuilder &b, Location loc, Type type) {
   if (isa<IntegerType, IndexType, FloatType>(type) ||
       (isa<RankedTensorType>(type) &&
-       isa<IntegerType, FloatType>(cast<RankedTensorType>(type).getElementType())))
+       isa<IntegerType, FloatType>(
+           cast<RankedTensorType>(type).getElementType())))
     return arith::ConstantOp::create(b, loc, b.getZeroAttr(type)).getResult();
   return failure();
 }
@@ -211,8 +212,8 @@ LogicalResult Expander::run() {
     Value first = arith::AddIOp::create(
         nb, runLoc, lb,
         arith::MulIOp::create(nb, runLoc, step, cst(nb, s)).getResult());
-    Value cond = arith::CmpIOp::create(nb, runLoc, arith::CmpIPredicate::sge,
-                                       iv, first);
+    Value cond =
+        arith::CmpIOp::create(nb, runLoc, arith::CmpIPredicate::sge, iv, first);
     auto ifOp = scf::IfOp::create(nb, runLoc, TypeRange{}, cond, false);
     OpBuilder inner = OpBuilder::atBlockBegin(ifOp.thenBlock());
     IRMapping late;

@@ -74,8 +74,8 @@ bool isSupportedCombiner(tt::ReduceOp reduce) {
     return false;
   Operation &combiner = block.front();
   return isa<arith::AddFOp, arith::MaxNumFOp, arith::MaximumFOp,
-             arith::MinNumFOp, arith::MinimumFOp, arith::AddIOp,
-             arith::MaxSIOp, arith::MinSIOp>(combiner);
+             arith::MinNumFOp, arith::MinimumFOp, arith::AddIOp, arith::MaxSIOp,
+             arith::MinSIOp>(combiner);
 }
 
 bool isSupportedDotType(Type t) {
@@ -99,8 +99,8 @@ std::string checkOp(Operation *op) {
       .Case<tt::ReturnOp, tt::GetProgramIdOp, tt::MakeRangeOp, tt::SplatOp,
             tt::BroadcastOp, tt::ExpandDimsOp, tt::TransOp, tt::FpToFpOp,
             tt::AddPtrOp, tt::IntToPtrOp, tt::LoadOp, tt::StoreOp,
-            tt::MakeTensorDescOp, tt::DescriptorLoadOp,
-            tt::DescriptorStoreOp, tt::ReduceReturnOp, tt::GetNumProgramsOp>(
+            tt::MakeTensorDescOp, tt::DescriptorLoadOp, tt::DescriptorStoreOp,
+            tt::ReduceReturnOp, tt::GetNumProgramsOp>(
           [](Operation *) { return std::string(); })
       .Case<tt::DotOp>([](tt::DotOp dot) -> std::string {
         auto a = cast<RankedTensorType>(dot.getA().getType());
@@ -134,8 +134,8 @@ std::string checkOp(Operation *op) {
           [](Operation *) { return "scans are not supported"; })
       .Case<tt::ReshapeOp, tt::CatOp, tt::JoinOp, tt::SplitOp, tt::UnsplatOp>(
           [](Operation *) { return "reshaping tensors is not supported"; })
-      .Case<tt::BitcastOp, tt::PtrToIntOp, tt::PreciseSqrtOp,
-            tt::PreciseDivFOp, tt::MulhiUIOp>([](Operation *) {
+      .Case<tt::BitcastOp, tt::PtrToIntOp, tt::PreciseSqrtOp, tt::PreciseDivFOp,
+            tt::MulhiUIOp>([](Operation *) {
         return "tawa's code generator does not handle it";
       })
       // Structured control flow and scalar/element-wise arithmetic.
@@ -172,8 +172,7 @@ struct SupportedSubsetCheck
       std::string why = checkOp(op);
       if (!why.empty()) {
         report(op, "operation", why);
-        return isa<tt::FuncOp>(op) ? WalkResult::advance()
-                                   : WalkResult::skip();
+        return isa<tt::FuncOp>(op) ? WalkResult::advance() : WalkResult::skip();
       }
       for (Type type : op->getResultTypes()) {
         std::string typeWhy = checkType(type);

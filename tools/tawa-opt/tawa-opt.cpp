@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
   tawa::registerAllDialects(registry);
   tawa::registerAllPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "tawa-opt: tawa's MLIR driver (dialects tt, tawa; tawa passes)\n",
+      argc, argv,
+      "tawa-opt: tawa's MLIR driver (dialects tt, tawa; tawa passes)\n",
       registry));
 }

@@ -1,4 +1,5 @@
-//===- SourceLocation.h - map Triton locations to the user's file -*- C++ -*-===//
+//===- SourceLocation.h - map Triton locations to the user's file -*- C++
+//-*-===//
 
 #ifndef TAWA_TRANSFORMS_SOURCELOCATION_H
 #define TAWA_TRANSFORMS_SOURCELOCATION_H

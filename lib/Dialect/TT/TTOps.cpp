@@ -30,12 +30,10 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 //===----------------------------------------------------------------------===//
 
 ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false,
       getFunctionTypeAttrName(result.name), buildFuncType,
@@ -89,8 +87,8 @@ LogicalResult MakeRangeOp::verify() {
   if (type.getRank() != 1)
     return emitOpError("result must be a 1-D tensor");
   if (end <= start)
-    return emitOpError("end (") << end << ") must be greater than start ("
-                                << start << ")";
+    return emitOpError("end (")
+           << end << ") must be greater than start (" << start << ")";
   if (type.getDimSize(0) != end - start)
     return emitOpError("result has ")
            << type.getDimSize(0) << " elements, but [" << start << ", " << end
@@ -129,8 +127,8 @@ LogicalResult ExpandDimsOp::verify() {
   auto dst = cast<RankedTensorType>(getType());
   int64_t axis = static_cast<int32_t>(getAxis()); // signed i32 attribute
   if (axis < 0 || axis > src.getRank())
-    return emitOpError("axis ") << axis << " is out of range for rank "
-                                << src.getRank();
+    return emitOpError("axis ")
+           << axis << " is out of range for rank " << src.getRank();
   SmallVector<int64_t> expected(src.getShape());
   expected.insert(expected.begin() + axis, 1);
   if (dst.getShape() != ArrayRef<int64_t>(expected) ||
@@ -146,8 +144,8 @@ LogicalResult TransOp::verify() {
   auto dst = cast<RankedTensorType>(getType());
   ArrayRef<int32_t> order = getOrder();
   if (static_cast<int64_t>(order.size()) != src.getRank())
-    return emitOpError("order has ") << order.size() << " entries for rank "
-                                     << src.getRank();
+    return emitOpError("order has ")
+           << order.size() << " entries for rank " << src.getRank();
   llvm::SmallSet<int32_t, 4> seen;
   SmallVector<int64_t> expected;
   for (int32_t d : order) {
@@ -237,8 +235,8 @@ LogicalResult ReduceOp::verify() {
   auto first = cast<RankedTensorType>(getSrcs()[0].getType());
   int64_t axis = static_cast<int32_t>(getAxis()); // signed i32 attribute
   if (axis < 0 || axis >= first.getRank())
-    return emitOpError("axis ") << axis << " is out of range for rank "
-                                << first.getRank();
+    return emitOpError("axis ")
+           << axis << " is out of range for rank " << first.getRank();
   if (getNumResults() != getSrcs().size())
     return emitOpError("has ") << getSrcs().size() << " operands but "
                                << getNumResults() << " results";
@@ -249,9 +247,8 @@ LogicalResult ReduceOp::verify() {
     if (srcType.getShape() != first.getShape())
       return emitOpError("operands must have the same shape");
     Type elt = srcType.getElementType();
-    Type expected = reduced.empty()
-                        ? elt
-                        : Type(RankedTensorType::get(reduced, elt));
+    Type expected =
+        reduced.empty() ? elt : Type(RankedTensorType::get(reduced, elt));
     if (res.getType() != expected)
       return emitOpError("result type ")
              << res.getType() << " should be " << expected;
@@ -340,23 +337,20 @@ LogicalResult MakeTensorDescOp::verify() {
 static LogicalResult verifyDescriptorAccess(Operation *op,
                                             TensorDescType descType,
                                             RankedTensorType tensor,
-                                            size_t numIndices,
-                                            StringRef what) {
+                                            size_t numIndices, StringRef what) {
   RankedTensorType block = descType.getBlockType();
   if (static_cast<int64_t>(numIndices) != block.getRank())
     return op->emitOpError("a rank-")
            << block.getRank() << " descriptor needs " << block.getRank()
            << " coordinates, got " << numIndices;
   if (tensor.getElementType() != block.getElementType())
-    return op->emitOpError() << what << " element type "
-                             << tensor.getElementType()
-                             << " does not match the descriptor's "
-                             << block.getElementType();
+    return op->emitOpError()
+           << what << " element type " << tensor.getElementType()
+           << " does not match the descriptor's " << block.getElementType();
   ArrayRef<int64_t> blockShape = block.getShape();
   ArrayRef<int64_t> shape = tensor.getShape();
-  size_t drop = blockShape.size() >= shape.size()
-                    ? blockShape.size() - shape.size()
-                    : 0;
+  size_t drop =
+      blockShape.size() >= shape.size() ? blockShape.size() - shape.size() : 0;
   bool leadingUnits = llvm::all_of(blockShape.take_front(drop),
                                    [](int64_t d) { return d == 1; });
   if (shape.size() > blockShape.size() || !leadingUnits ||

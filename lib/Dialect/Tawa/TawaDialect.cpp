@@ -73,9 +73,9 @@ static LogicalResult verifyPayload(Operation *op, ArefType aref,
                                    TypeRange values, StringRef what) {
   ArrayRef<Type> payload = aref.getPayload();
   if (values.size() != payload.size())
-    return op->emitOpError() << what << " " << values.size()
-                             << " values, but the aref carries "
-                             << payload.size();
+    return op->emitOpError()
+           << what << " " << values.size() << " values, but the aref carries "
+           << payload.size();
   for (auto [i, pair] : llvm::enumerate(llvm::zip(values, payload)))
     if (std::get<0>(pair) != std::get<1>(pair))
       return op->emitOpError()
@@ -143,9 +143,9 @@ LogicalResult WarpSpecializeOp::verify() {
   if (n == 0)
     return emitOpError("needs at least one partition");
   if (getWarps().size() != n || getRegs().size() != n)
-    return emitOpError("has ") << n << " partitions but " << getWarps().size()
-                               << " warp counts and " << getRegs().size()
-                               << " register budgets";
+    return emitOpError("has ")
+           << n << " partitions but " << getWarps().size()
+           << " warp counts and " << getRegs().size() << " register budgets";
   int64_t totalRegs = 0;
   for (size_t i = 0; i < n; ++i) {
     int32_t warps = getWarps()[i], regs = getRegs()[i];
