@@ -165,6 +165,18 @@ int tawa_kernel_launch(const tawa_kernel *kernel, const tawa_arg *args,
   });
 }
 
+int tawa_kernel_launch_grid(const tawa_kernel *kernel, const tawa_arg *args,
+                            int nargs, const uint32_t grid[3], void *stream) {
+  return guarded([&] {
+    requireKernel(kernel);
+    if (!grid)
+      throw Error("tawa_kernel_launch_grid: null grid");
+    kernel->kernel.launch(convertArgs(args, nargs),
+                          ExplicitGrid{grid[0], grid[1], grid[2]},
+                          static_cast<CUstream>(stream));
+  });
+}
+
 int tawa_kernel_prepare(const tawa_kernel *kernel, const tawa_arg *args,
                         int nargs, tawa_plan **out) {
   return guarded([&] {

@@ -42,11 +42,35 @@ uint64_t evalDim(const std::vector<GridTerm> &terms, const KernelMetadata &md,
 
 LaunchDims computeLaunchDims(const KernelMetadata &md,
                              const std::vector<std::optional<int64_t>> &scalars,
-                             unsigned smCount) {
+                             unsigned smCount,
+                             const std::optional<ExplicitGrid> &grid) {
   LaunchDims dims;
   dims.block = md.block;
   dims.cluster = md.cluster;
   dims.dynamicSmemBytes = md.dynamicSmemBytes;
+  const char *axes = "xyz";
+  if (grid) {
+    // Taken as given, not rounded: a silently enlarged grid would run CTAs
+    // the kernel does not expect.
+    for (int d = 0; d < 3; ++d) {
+      uint64_t v = (*grid)[d];
+      uint64_t limit = d == 0 ? kMaxGridX : kMaxGridYZ;
+      if (v > limit)
+        throw Error(std::string("grid: ") + axes[d] + " = " +
+                    std::to_string(v) + " exceeds the CUDA limit " +
+                    std::to_string(limit) + " for " + md.kernel);
+      if (v % md.cluster[d] != 0)
+        throw Error(std::string("grid: ") + axes[d] + " = " +
+                    std::to_string(v) + " is not a multiple of the cluster (" +
+                    std::to_string(md.cluster[d]) + ") for " + md.kernel);
+      dims.grid[d] = static_cast<unsigned>(v);
+    }
+    dims.tiles = (*grid)[0] * (*grid)[1] * (*grid)[2];
+    return dims;
+  }
+  if (md.grid.kind == GridKind::Explicit)
+    throw Error("grid: " + md.kernel +
+                " has an explicit grid; the launch must supply one");
   uint64_t g[3];
   for (int d = 0; d < 3; ++d)
     g[d] = evalDim(md.grid.dims[d], md, scalars);
@@ -69,7 +93,6 @@ LaunchDims computeLaunchDims(const KernelMetadata &md,
   }
 
   dims.tiles = g[0] * g[1] * g[2];
-  const char *axes = "xyz";
   for (int d = 0; d < 3; ++d) {
     uint64_t v = roundUp(g[d], md.cluster[d]);
     uint64_t limit = d == 0 ? kMaxGridX : kMaxGridYZ;

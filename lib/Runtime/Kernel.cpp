@@ -195,9 +195,10 @@ Kernel Kernel::load(const std::string &metadataPath,
   return fromImage(std::move(md), image);
 }
 
-LaunchDims Kernel::launchDims(const std::vector<KernelArg> &args) const {
+LaunchDims Kernel::launchDims(const std::vector<KernelArg> &args,
+                              const std::optional<ExplicitGrid> &grid) const {
   return computeLaunchDims(impl_->md, checkKernelArgs(impl_->md, args),
-                           impl_->smCount);
+                           impl_->smCount, grid);
 }
 
 struct PreparedLaunch::Impl {
@@ -259,13 +260,14 @@ void PreparedLaunch::launch(CUstream stream) const {
   trace("cuLaunchKernelEx returned");
 }
 
-PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args) const {
+PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args,
+                               const std::optional<ExplicitGrid> &grid) const {
   const KernelMetadata &md = impl_->md;
   auto plan = std::make_unique<PreparedLaunch::Impl>();
   plan->kernel = md.kernel;
   plan->context = impl_->context;
   plan->function = impl_->function;
-  plan->dims = launchDims(args);
+  plan->dims = launchDims(args, grid);
   const LaunchDims &dims = plan->dims;
   size_t tensorParams = 0;
   for (const ParamSpec &p : md.params)
@@ -348,6 +350,11 @@ PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args) const {
 
 void Kernel::launch(const std::vector<KernelArg> &args, CUstream stream) const {
   prepare(args).launch(stream);
+}
+
+void Kernel::launch(const std::vector<KernelArg> &args,
+                    const ExplicitGrid &grid, CUstream stream) const {
+  prepare(args, grid).launch(stream);
 }
 
 } // namespace tawa::runtime

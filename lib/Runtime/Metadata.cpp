@@ -334,12 +334,21 @@ KernelMetadata parseMetadata(std::string_view text,
   md.grid.kind = pickEnum<GridKind>(
       r, "$.grid.kind",
       r.string(r.field(grid, "$.grid", "kind"), "$.grid.kind"),
-      {{"tiles", GridKind::Tiles}, {"persistent", GridKind::Persistent}});
+      {{"tiles", GridKind::Tiles},
+       {"persistent", GridKind::Persistent},
+       {"explicit", GridKind::Explicit}});
   const char *axes[3] = {"x", "y", "z"};
   for (int d = 0; d < 3; ++d)
     if (const JsonValue *dim = grid.find(axes[d]))
       md.grid.dims[d] =
           parseGridDim(r, *dim, std::string("$.grid.") + axes[d], md.params);
+  // An explicit grid has no formula; factors would be silently ignored.
+  if (md.grid.kind == GridKind::Explicit)
+    for (int d = 0; d < 3; ++d)
+      if (!md.grid.dims[d].empty())
+        r.fail(std::string("$.grid.") + axes[d],
+               "an explicit grid takes no factors (the caller passes the "
+               "grid at launch)");
   if (md.grid.kind == GridKind::Persistent &&
       (md.cluster[1] != 1 || md.cluster[2] != 1))
     r.fail("$.cluster", "a persistent grid is one-dimensional, so clusters "

@@ -84,6 +84,8 @@ def _library():
                                      ctypes.c_uint32 * 3, ctypes.c_uint32 * 3,
                                      ctypes.POINTER(ctypes.c_uint64)], ctypes.c_int),
         "tawa_kernel_launch": ([P, ctypes.POINTER(_Arg), ctypes.c_int, P], ctypes.c_int),
+        "tawa_kernel_launch_grid": ([P, ctypes.POINTER(_Arg), ctypes.c_int, ctypes.c_uint32 * 3, P],
+                                    ctypes.c_int),
         "tawa_kernel_prepare": ([P, ctypes.POINTER(_Arg), ctypes.c_int, ctypes.POINTER(P)], ctypes.c_int),
         "tawa_plan_launch": ([P, P], ctypes.c_int),
         "tawa_plan_free": ([P], None),
@@ -225,9 +227,20 @@ class Kernel:
                                                  grid, block, ctypes.byref(tiles)))
         return tuple(grid), tuple(block), tiles.value
 
-    def __call__(self, *args, stream=None):
-        _check(self._lib.tawa_kernel_launch(self._handle, _convert(args), len(args),
-                                            _stream_handle(stream)))
+    def __call__(self, *args, stream=None, grid=None):
+        """Launches; `grid` (an int or a tuple of up to 3 ints) replaces the
+        metadata's grid formula and is required for an "explicit" grid."""
+        if grid is None:
+            _check(self._lib.tawa_kernel_launch(self._handle, _convert(args), len(args),
+                                                _stream_handle(stream)))
+            return
+        dims = (grid,) if isinstance(grid, int) else tuple(grid)
+        if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 0 for d in dims):
+            raise ValueError(f"grid must be 1 to 3 non-negative ints, got {grid!r}")
+        dims = dims + (1,) * (3 - len(dims))
+        _check(self._lib.tawa_kernel_launch_grid(self._handle, _convert(args), len(args),
+                                                 (ctypes.c_uint32 * 3)(*dims),
+                                                 _stream_handle(stream)))
 
     launch = __call__
 

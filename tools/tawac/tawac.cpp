@@ -19,10 +19,12 @@
 #include "mlir/Transforms/Passes.h"
 #include "tawa/Analysis/KernelSummary.h"
 #include "tawa/InitAll.h"
+#include "tawa/Target/CudaEmitter.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -32,9 +34,8 @@ namespace cl = llvm::cl;
 namespace {
 
 /// Pipeline stages, in order; each includes the ones before it. Later stages
-/// (warp-specialized IR, CUDA, PTX, CUBIN) are added to this list as the
-/// passes behind them land.
-enum class Stage { Parse, Verify, Check, Summary, WsIr };
+/// (PTX, CUBIN) are added to this list as the passes behind them land.
+enum class Stage { Parse, Verify, Check, Summary, WsIr, Cuda };
 
 cl::OptionCategory tawacCategory("tawac options");
 
@@ -63,7 +64,11 @@ cl::opt<Stage> emitStage(
         clEnumValN(Stage::WsIr, "ws-ir",
                    "after the check, warp-specialize: producer and consumer "
                    "regions connected by arefs, MMA pipeline expanded; write "
-                   "that IR")),
+                   "that IR"),
+        clEnumValN(Stage::Cuda, "cuda",
+                   "after ws-ir, lower arefs and assign layouts, then write "
+                   "CUDA C++ over the tawa device library to -o OUT.cu and "
+                   "its launch metadata to OUT.json (needs -o)")),
     cl::cat(tawacCategory));
 
 cl::opt<int64_t> arefDepth(
@@ -72,16 +77,17 @@ cl::opt<int64_t> arefDepth(
              "default: the most, up to 4, that fit in shared memory)"),
     cl::value_desc("D"), cl::init(0), cl::cat(tawacCategory));
 
-cl::opt<int64_t> mmaDepth(
-    "mma-depth",
-    cl::desc("Products P left in flight by the MMA pipeline (with "
-             "--emit=ws-ir; must be < D; default: 1, or 0 with --aref-depth=1)"),
-    cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
+cl::opt<int64_t>
+    mmaDepth("mma-depth",
+             cl::desc("Products P left in flight by the MMA pipeline (with "
+                      "--emit=ws-ir or cuda; must be < D; default: 1, or 0 "
+                      "with --aref-depth=1)"),
+             cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
 
 cl::opt<int64_t> consumerGroups(
     "consumer-groups",
     cl::desc("Consumer warp groups that share the consumer region, 1 to 3 "
-             "(with --emit=ws-ir; default: 1)"),
+             "(with --emit=ws-ir or cuda; default: 1)"),
     cl::value_desc("N"), cl::init(1), cl::cat(tawacCategory));
 
 cl::opt<bool> printDebugInfo(
@@ -89,6 +95,41 @@ cl::opt<bool> printDebugInfo(
     cl::desc("Keep source locations (loc(...)) in the written IR so it can be "
              "fed back with the user's lines (default: on)"),
     cl::init(true), cl::cat(tawacCategory));
+
+/// Writes OUT.cu and OUT.json for the module's single kernel.
+int emitCudaFiles(ModuleOp module) {
+  StringRef out = outputFile;
+  if (out == "-" || !out.ends_with(".cu")) {
+    llvm::errs() << "tawac: error: --emit=cuda needs -o OUT.cu (the metadata "
+                    "goes to OUT.json)\n";
+    return 1;
+  }
+  SmallVector<tawa::tt::FuncOp> kernels(module.getOps<tawa::tt::FuncOp>());
+  if (kernels.size() != 1) {
+    emitError(module.getLoc())
+        << "--emit=cuda needs exactly one kernel, found " << kernels.size();
+    return 1;
+  }
+  StringRef stem = out.drop_back(3);
+  std::string jsonPath = (stem + ".json").str();
+  std::string cubinName = (llvm::sys::path::filename(stem) + ".cubin").str();
+  std::string source, json;
+  llvm::raw_string_ostream sourceOs(source), jsonOs(json);
+  if (failed(tawa::emitCuda(kernels.front(), sourceOs, jsonOs, cubinName)))
+    return 1;
+  std::string error;
+  auto sourceFile = openOutputFile(out, &error);
+  auto jsonFile = sourceFile ? openOutputFile(jsonPath, &error) : nullptr;
+  if (!sourceFile || !jsonFile) {
+    llvm::errs() << "tawac: error: " << error << "\n";
+    return 1;
+  }
+  sourceFile->os() << source;
+  jsonFile->os() << json;
+  sourceFile->keep();
+  jsonFile->keep();
+  return 0;
+}
 
 } // namespace
 
@@ -101,11 +142,14 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tawac: compile Triton TTIR with tawa\n\n"
-      "  Reads the TTIR that Triton 3.6 prints for a kernel (kernel.asm['ttir'])\n"
+      "  Reads the TTIR that Triton 3.6 prints for a kernel "
+      "(kernel.asm['ttir'])\n"
       "  and runs tawa's pipeline up to --emit. Unsupported constructs are\n"
       "  reported at the kernel's source line; any error gives exit status 1.\n"
-      "  --emit=ws-ir writes the warp-specialized IR; the code generation\n"
-      "  stages after it (CUDA, PTX, CUBIN) are not available yet.\n");
+      "  --emit=ws-ir writes the warp-specialized IR; --emit=cuda writes CUDA\n"
+      "  C++ (OUT.cu) and launch metadata (OUT.json, naming OUT.cubin; the\n"
+      "  grid is the caller's, kind \"explicit\"). PTX and CUBIN stages are\n"
+      "  not available yet: compile OUT.cu with nvcc for sm_90a.\n");
 
   DialectRegistry registry;
   tawa::registerAllDialects(registry);
@@ -148,7 +192,7 @@ int main(int argc, char **argv) {
   if (emitStage >= Stage::Check) {
     PassManager pm(&context);
     pm.addPass(tawa::createSupportedSubsetCheck());
-    if (emitStage == Stage::WsIr) {
+    if (emitStage >= Stage::WsIr) {
       tawa::LoopDistributionOptions distribution;
       distribution.arefDepth = arefDepth;
       distribution.consumerGroups = consumerGroups;
@@ -162,9 +206,17 @@ int main(int argc, char **argv) {
       pm.addPass(createCanonicalizerPass());
       pm.addPass(createCSEPass());
     }
+    if (emitStage == Stage::Cuda) {
+      OpPassManager &funcPm = pm.nest<tawa::tt::FuncOp>();
+      funcPm.addPass(tawa::createArefLowering());
+      funcPm.addPass(tawa::createLayoutAssignment());
+    }
     if (failed(pm.run(*module)))
       return 1;
   }
+
+  if (emitStage == Stage::Cuda)
+    return emitCudaFiles(*module);
 
   auto output = openOutputFile(outputFile, &error);
   if (!output) {

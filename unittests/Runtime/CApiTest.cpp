@@ -23,6 +23,9 @@ TEST(CApi, LoadFailureSetsLastError) {
   EXPECT_EQ(std::string(tawa_last_error()), "tawa_kernel_load: null argument");
   EXPECT_EQ(tawa_kernel_launch(nullptr, nullptr, 0, nullptr), -1);
   EXPECT_EQ(std::string(tawa_last_error()), "null tawa_kernel");
+  const uint32_t grid[3] = {1, 1, 1};
+  EXPECT_EQ(tawa_kernel_launch_grid(nullptr, nullptr, 0, grid, nullptr), -1);
+  EXPECT_EQ(std::string(tawa_last_error()), "null tawa_kernel");
   EXPECT_EQ(tawa_kernel_num_params(nullptr), -1);
 }
 

@@ -125,4 +125,45 @@ TEST(KernelArgs, ChecksCountKindAndRange) {
       scalars[2].has_value()); // f32 takes an integer, not a grid value
 }
 
+TEST(Grid, ExplicitGridComesFromTheCaller) {
+  KernelMetadata md = parseMetadata(R"({
+    "format": "tawa-kernel-metadata/1", "kernel": "k", "cubin": "k.cubin",
+    "block": [256, 1, 1], "dynamic_smem_bytes": 1024,
+    "grid": {"kind": "explicit"},
+    "params": [{"name": "M", "kind": "i32"}]})",
+                                    "e.json");
+  EXPECT_EQ(md.grid.kind, GridKind::Explicit);
+  std::vector<std::optional<int64_t>> scalars = {1000};
+  // Without a grid there is nothing to launch with.
+  EXPECT_THROW(computeLaunchDims(md, scalars, 132), Error);
+  LaunchDims d = computeLaunchDims(md, scalars, 132, ExplicitGrid{8, 3, 1});
+  EXPECT_EQ(d.grid, (std::array<unsigned, 3>{8, 3, 1}));
+  EXPECT_EQ(d.block, (std::array<unsigned, 3>{256, 1, 1}));
+  EXPECT_EQ(d.tiles, 24u);
+  d = computeLaunchDims(md, scalars, 132, ExplicitGrid{0, 1, 1});
+  EXPECT_TRUE(d.empty());
+  EXPECT_THROW(computeLaunchDims(md, scalars, 132, ExplicitGrid{1, 65536, 1}),
+               Error);
+}
+
+TEST(Grid, CallerGridReplacesTheFormula) {
+  KernelMetadata md = gemm("tiles", "[2, 1, 1]");
+  LaunchDims d =
+      computeLaunchDims(md, mn(1000, 1000), 132, ExplicitGrid{6, 1, 1});
+  EXPECT_EQ(d.grid, (std::array<unsigned, 3>{6, 1, 1}));
+  // Whole clusters only; the caller's grid is never rounded.
+  EXPECT_THROW(
+      computeLaunchDims(md, mn(1000, 1000), 132, ExplicitGrid{5, 1, 1}), Error);
+}
+
+TEST(Grid, ExplicitGridTakesNoFactors) {
+  EXPECT_THROW(parseMetadata(R"({
+    "format": "tawa-kernel-metadata/1", "kernel": "k", "cubin": "k.cubin",
+    "block": [256, 1, 1], "dynamic_smem_bytes": 0,
+    "grid": {"kind": "explicit", "x": [{"param": "M", "size": 128}]},
+    "params": [{"name": "M", "kind": "i32"}]})",
+                             "e.json"),
+               Error);
+}
+
 } // namespace

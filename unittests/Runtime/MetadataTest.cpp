@@ -143,7 +143,7 @@ TEST(Metadata, ErrorsNameFileFieldAndProblem) {
   EXPECT_EQ(errorOf(replaced(kGemm, R"("kind": "persistent")",
                              R"("kind": "persistant")")),
             "k.json: $.grid.kind: invalid value \"persistant\" (expected one "
-            "of: \"tiles\", \"persistent\")");
+            "of: \"tiles\", \"persistent\", \"explicit\")");
   EXPECT_EQ(errorOf(replaced(kGemm, R"({"name": "K", "kind": "i32"})",
                              R"({"name": "K", "kind": "u32"})")),
             "k.json: $.params[5].kind: invalid value \"u32\" (expected one of: "

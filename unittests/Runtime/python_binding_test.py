@@ -58,6 +58,9 @@ expect(grid == (32, 1, 1) and block == (384, 1, 1) and tiles == 32, f"launch_dim
 grid, _, tiles = k.launch_dims(a, c, p, 8192, 8192, 1.0)
 expect(grid == (132, 1, 1) and tiles == 2048, f"persistent grid clamps to the SMs {grid} {tiles}")
 k(a, c, p, 1000, 1000, 0.5)
+k(a, c, p, 1000, 1000, 0.5, grid=(7, 2))
+ok, msg = raises(lambda: k(a, c, p, 1000, 1000, 0.5, grid=(1, 1 << 20)), "exceeds the CUDA limit")
+expect(ok, f"explicit grid reaches the runtime's checks: {msg}")
 k(a, c, 0x300000, 1000, 1000, 2)  # ptr from an int, f32 from an int
 plan = k.prepare(a, c, p, 1000, 1000, 0.5)
 plan()

@@ -27,12 +27,18 @@ struct LaunchDims {
   bool empty() const { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
 };
 
+/// A grid chosen by the caller, (x, y, z) in CTAs.
+using ExplicitGrid = std::array<uint64_t, 3>;
+
 /// `scalars[i]` holds the integer value of parameter i when it is an i32/i64
 /// scalar; entries for other parameters are ignored. For "persistent" grids
 /// grid.x = min(smCount, tiles), rounded to a multiple of the cluster; for
 /// "tiles" grids every dimension is rounded up to a multiple of the cluster.
+/// A caller-supplied `grid` replaces the formula (any kind); it is required
+/// for "explicit" grids and must be whole clusters within CUDA's limits.
 LaunchDims computeLaunchDims(const KernelMetadata &md,
                              const std::vector<std::optional<int64_t>> &scalars,
-                             unsigned smCount);
+                             unsigned smCount,
+                             const std::optional<ExplicitGrid> &grid = {});
 
 } // namespace tawa::runtime

@@ -87,13 +87,19 @@ public:
   const KernelMetadata &metadata() const;
   CUfunction function() const;
   /// The launch geometry these arguments give (validates the scalars).
-  LaunchDims launchDims(const std::vector<KernelArg> &args) const;
+  LaunchDims launchDims(const std::vector<KernelArg> &args,
+                        const std::optional<ExplicitGrid> &grid = {}) const;
   /// Validates the arguments, encodes the tensor maps and launches on
   /// `stream` (asynchronous; a grid with no work launches nothing).
   void launch(const std::vector<KernelArg> &args,
               CUstream stream = nullptr) const;
+  /// launch() with a caller-chosen grid, which replaces the metadata's
+  /// formula (required for an "explicit" grid).
+  void launch(const std::vector<KernelArg> &args, const ExplicitGrid &grid,
+              CUstream stream = nullptr) const;
   /// Does everything launch() does except the launch itself.
-  PreparedLaunch prepare(const std::vector<KernelArg> &args) const;
+  PreparedLaunch prepare(const std::vector<KernelArg> &args,
+                         const std::optional<ExplicitGrid> &grid = {}) const;
 
 private:
   struct Impl;

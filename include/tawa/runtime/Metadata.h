@@ -45,7 +45,9 @@ struct ParamSpec {
   TensorMapParam tensor; ///< meaningful only for ParamKind::TensorMap
 };
 
-enum class GridKind { Tiles, Persistent };
+/// Explicit: the caller supplies the grid at launch (compiler output for
+/// Triton kernels, whose launch grid Triton's caller chooses).
+enum class GridKind { Tiles, Persistent, Explicit };
 
 /// One factor of a grid dimension: ceil(value of scalar `param` / size).
 struct GridTerm {

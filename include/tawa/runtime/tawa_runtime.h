@@ -72,6 +72,10 @@ int tawa_kernel_launch_dims(const tawa_kernel *kernel, const tawa_arg *args,
 /* Asynchronous launch on `stream` (a CUstream; NULL for the legacy default). */
 int tawa_kernel_launch(const tawa_kernel *kernel, const tawa_arg *args,
                        int nargs, void *stream);
+/* Launch with a caller-chosen grid (x, y, z), which replaces the metadata's
+ * formula; required for kernels whose metadata grid kind is "explicit". */
+int tawa_kernel_launch_grid(const tawa_kernel *kernel, const tawa_arg *args,
+                            int nargs, const uint32_t grid[3], void *stream);
 
 /* A launch with validated arguments and encoded tensor maps, issued with
  * one driver call per tawa_plan_launch. It holds the tensors' addresses:
