@@ -22,7 +22,7 @@ fi
 if [ "$build_compiler" = 1 ]; then
   # Its own build folder: scripts/test.sh configures build/ with every part on.
   cmake -G Ninja -S . -B build-run -DCMAKE_BUILD_TYPE=Release -DTAWA_ENABLE_COMPILER=ON \
-    -DTAWA_ENABLE_RUNTIME=OFF -DTAWA_ENABLE_UNITTESTS=OFF -DTAWA_ENABLE_CUDA_TESTS=OFF \
+    -DTAWA_ENABLE_RUNTIME=ON -DTAWA_ENABLE_UNITTESTS=OFF -DTAWA_ENABLE_CUDA_TESTS=OFF \
     -DTAWA_ENABLE_SCHEDULER=OFF -DTAWA_ENABLE_PROTOCOL=OFF \
     >build-run.configure.log 2>&1 || { cat build-run.configure.log; exit 1; }
   ninja -C build-run -j "${TAWA_JOBS:-2}" tawac

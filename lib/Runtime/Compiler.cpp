@@ -137,7 +137,8 @@ CompileResult compileCuda(std::string_view source, const std::string &name,
       options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
   result.cachePath = dir + "/" + result.key + ".cubin";
 
-  if (options.useCache && readFile(result.cachePath, result.cubin) &&
+  if (options.useCache && !options.emitPtx &&
+      readFile(result.cachePath, result.cubin) &&
       looksLikeCubin(result.cubin)) {
     result.cacheHit = true;
     return result;
@@ -178,6 +179,15 @@ CompileResult compileCuda(std::string_view source, const std::string &name,
                 std::string(nvrtcGetErrorString(compiled)) + " [" + name +
                 ", options:" + opts + "]\n" + result.log);
   }
+  if (options.emitPtx) {
+    size_t ptxSize = 0;
+    checkNvrtc(nvrtcGetPTXSize(prog, &ptxSize), "nvrtcGetPTXSize", name);
+    result.ptx.assign(ptxSize, '\0');
+    checkNvrtc(nvrtcGetPTX(prog, result.ptx.data()), "nvrtcGetPTX", name);
+    if (!result.ptx.empty() && result.ptx.back() == '\0')
+      result.ptx.pop_back();
+    return result;
+  }
   size_t cubinSize = 0;
   checkNvrtc(nvrtcGetCUBINSize(prog, &cubinSize), "nvrtcGetCUBINSize", name);
   if (cubinSize == 0)
@@ -204,6 +214,18 @@ CompileResult compileCuda(std::string_view source, const std::string &name,
     }
   }
   return result;
+}
+
+bool tryCompileCuda(std::string_view source, const std::string &name,
+                    const CompileOptions &options, CompileResult &result,
+                    std::string &error) noexcept {
+  try {
+    result = compileCuda(source, name, options);
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
 }
 
 } // namespace tawa::runtime

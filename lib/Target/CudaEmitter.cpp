@@ -74,7 +74,7 @@ class Emitter {
 public:
   Emitter(tt::FuncOp func, raw_ostream &os) : func(func), os(os) {}
 
-  LogicalResult emit(raw_ostream &json, StringRef cubinName);
+  LogicalResult emit(KernelMetadata &metadata);
 
 private:
   InFlightDiagnostic error(Operation *op) {
@@ -966,15 +966,14 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
 // Kernel
 //===----------------------------------------------------------------------===//
 
-LogicalResult Emitter::emit(raw_ostream &json, StringRef cubinName) {
+LogicalResult Emitter::emit(KernelMetadata &md) {
   Block &entry = func.getBody().front();
   std::string kernelName = func.getSymName().str();
 
   // Parameters, named after the user's arguments where Triton kept them.
   llvm::StringSet<> used;
-  struct Param {
-    std::string name, ctype, kind, dtype;
-    SmallVector<int64_t> box;
+  struct Param : KernelParam {
+    std::string ctype;
   };
   SmallVector<Param> params;
   WarpSpecializeOp ws;
@@ -1141,39 +1140,67 @@ LogicalResult Emitter::emit(raw_ostream &json, StringRef cubinName) {
 
   // Metadata (docs/METADATA.md). The grid is Triton's launch grid, chosen
   // by the caller.
-  json << "{\n  \"format\": \"tawa-kernel-metadata/1\",\n";
-  json << "  \"kernel\": \"" << kernelName << "\",\n";
-  json << "  \"cubin\": \"" << cubinName << "\",\n";
-  json << "  \"block\": [" << threads << ", 1, 1],\n";
-  json << "  \"cluster\": [1, 1, 1],\n";
-  json << "  \"dynamic_smem_bytes\": " << smemBytes << ",\n";
-  json << "  \"grid\": {\"kind\": \"explicit\"},\n";
-  json << "  \"params\": [\n";
-  for (auto [i, p] : llvm::enumerate(params)) {
-    json << "    {\"name\": \"" << p.name << "\", \"kind\": \"" << p.kind
-         << "\"";
-    if (p.kind == "tensormap")
-      json << ", \"dtype\": \"" << p.dtype << "\", \"box\": [" << p.box[0]
-           << ", " << p.box[1] << "], \"swizzle\": \"128B\", \"oob\": \"zero\"";
-    json << "}" << (i + 1 < params.size() ? "," : "") << "\n";
-  }
-  json << "  ]\n}\n";
+  md.kernel = kernelName;
+  md.threads = threads;
+  md.dynamicSmemBytes = smemBytes;
+  for (const Param &p : params)
+    md.params.push_back(p);
+  md.consumerGroups = groups;
+  for (Operation &op : entry)
+    if (auto alloc = dyn_cast<SmemAllocOp>(op))
+      md.arefDepth = std::max<int64_t>(
+          md.arefDepth, cast<MemRefType>(alloc.getType()).getShape()[0]);
+  ws.walk([&](DotWaitOp wait) {
+    if (wait->getParentOfType<scf::ForOp>())
+      md.mmaDepth = std::max<int64_t>(md.mmaDepth, wait.getPendings());
+  });
   return success(!hadError);
 }
 
 } // namespace
 
-LogicalResult emitCuda(tt::FuncOp func, raw_ostream &source,
-                       raw_ostream &metadataJson, StringRef cubinName) {
-  // Buffer both outputs so that a failure writes nothing.
-  std::string src, json;
-  llvm::raw_string_ostream srcOs(src), jsonOs(json);
+FailureOr<KernelMetadata> emitCuda(tt::FuncOp func, raw_ostream &source) {
+  // Buffer the output so that a failure writes nothing.
+  std::string src;
+  llvm::raw_string_ostream srcOs(src);
   Emitter emitter(func, srcOs);
-  if (failed(emitter.emit(jsonOs, cubinName)))
+  KernelMetadata metadata;
+  if (failed(emitter.emit(metadata)))
     return failure();
   source << src;
-  metadataJson << json;
-  return success();
+  return metadata;
+}
+
+void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
+                       raw_ostream &json) {
+  json << "{\n  \"format\": \"tawa-kernel-metadata/1\",\n";
+  json << "  \"kernel\": \"" << md.kernel << "\",\n";
+  json << "  \"cubin\": \"" << cubinName << "\",\n";
+  json << "  \"block\": [" << md.threads << ", 1, 1],\n";
+  json << "  \"cluster\": [1, 1, 1],\n";
+  json << "  \"dynamic_smem_bytes\": " << md.dynamicSmemBytes << ",\n";
+  json << "  \"grid\": {\"kind\": \"explicit\"},\n";
+  json << "  \"params\": [\n";
+  for (auto [i, p] : llvm::enumerate(md.params)) {
+    json << "    {\"name\": \"" << p.name << "\", \"kind\": \"" << p.kind
+         << "\"";
+    if (p.kind == "tensormap") {
+      json << ", \"dtype\": \"" << p.dtype << "\", \"box\": [";
+      llvm::interleaveComma(p.box, json);
+      json << "], \"swizzle\": \"128B\", \"oob\": \"zero\"";
+    }
+    json << "}" << (i + 1 < md.params.size() ? "," : "") << "\n";
+  }
+  json << "  ],\n";
+  json << "  \"_tawa\": {\"aref_depth\": " << md.arefDepth
+       << ", \"mma_depth\": " << md.mmaDepth
+       << ", \"consumer_groups\": " << md.consumerGroups;
+  if (md.resources)
+    json << ", \"registers\": " << md.resources->registers
+         << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes
+         << ", \"spill_load_bytes\": " << md.resources->spillLoadBytes
+         << ", \"stack_bytes\": " << md.resources->stackBytes;
+  json << "}\n}\n";
 }
 
 } // namespace tawa

@@ -472,6 +472,21 @@ LogicalResult Distributor::run() {
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
 
+  if (consumerGroups == 0) {
+    // Auto: the fewest groups (at most 2) whose 64-row share of the largest
+    // accumulator fits in 128 fp32 registers per thread, which leaves room
+    // for addresses and the epilogue under the 232-register budget.
+    consumerGroups = 1;
+    func.walk([&](tt::DotOp dot) {
+      auto acc = cast<RankedTensorType>(dot.getType());
+      if (acc.getRank() != 2)
+        return;
+      int64_t m = acc.getShape()[0], n = acc.getShape()[1];
+      if (m * n / 128 > 128 && m % 128 == 0)
+        consumerGroups = 2;
+    });
+  }
+
   // One producer warp group with few registers; the consumer groups share the
   // rest of the 64K-register file (setmaxnreg takes multiples of 8, <= 256).
   const int32_t producerRegs = 40;
@@ -516,8 +531,9 @@ struct LoopDistribution
       getOperation().emitError("aref-depth must be at least 1 (or 0: auto)");
       return signalPassFailure();
     }
-    if (consumerGroups < 1 || consumerGroups > 3) {
-      getOperation().emitError("consumer-groups must be 1, 2 or 3");
+    if (consumerGroups < 0 || consumerGroups > 3) {
+      getOperation().emitError("consumer-groups must be 1, 2 or 3 (or 0: "
+                               "auto)");
       return signalPassFailure();
     }
     Distributor distributor(getOperation(), arefDepth, consumerGroups);

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
+#include <algorithm>
+
 namespace tawa {
 #define GEN_PASS_DEF_MMAPIPELINE
 #include "tawa/Transforms/Passes.h.inc"
@@ -40,8 +42,8 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
   using MmaPipelineBase::MmaPipelineBase;
 
   void runOnOperation() override {
-    if (mmaDepth < 0) {
-      getOperation().emitError("mma-depth must be at least 0");
+    if (mmaDepth < -1) {
+      getOperation().emitError("mma-depth must be at least 0 (or -1: auto)");
       return signalPassFailure();
     }
     SmallVector<scf::ForOp> loops;
@@ -74,13 +76,25 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
     if (dots.empty())
       return success();
 
+    // Auto: one product in flight when the rings allow it (P < D), else 0.
+    int64_t lag = mmaDepth;
+    if (lag < 0) {
+      lag = 1;
+      for (tt::DotOp dot : dots)
+        for (Value operand : {dot.getA(), dot.getB()})
+          if (tawa::ArefGetOp get = slotSource(operand))
+            lag = std::min<int64_t>(
+                lag,
+                cast<tawa::ArefType>(get.getAref().getType()).getDepth() - 1);
+    }
+
     OpBuilder b(forOp.getContext());
     llvm::DenseSet<Value> lateRings;
     for (tt::DotOp dot : dots) {
       for (Value operand : {dot.getA(), dot.getB()})
         if (tawa::ArefGetOp get = slotSource(operand)) {
           auto ring = cast<tawa::ArefType>(get.getAref().getType());
-          int64_t depth = mmaDepth;
+          int64_t depth = lag;
           if (ring.getDepth() <= depth)
             return emitError(getUserLocation(dot.getLoc()))
                    << "mma-depth " << depth << " needs arefs of more than "
@@ -96,7 +110,7 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
       Value issued = issue.getResult();
       auto wait = tawa::DotWaitOp::create(
           b, dot.getLoc(), TypeRange(issued.getType()), ValueRange(issued),
-          static_cast<int32_t>(mmaDepth));
+          static_cast<int32_t>(lag));
       dot.getD().replaceAllUsesWith(wait.getOutputs()[0]);
       dot.erase();
     }
@@ -106,7 +120,7 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
       int64_t stage = 0;
       if (auto consumed = dyn_cast<tawa::ArefConsumedOp>(op))
         if (lateRings.contains(consumed.getAref()))
-          stage = mmaDepth;
+          stage = lag;
       op.setAttr(kStageAttr, b.getI32IntegerAttr(stage));
       stages = std::max(stages, stage + 1);
     }

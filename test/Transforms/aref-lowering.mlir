@@ -85,12 +85,12 @@ tt.func @not_tma(%x: tensor<64x32xf16>, %k: i32) {
   tt.return
 }
 
-// The GEMM after --emit=ws-ir: 4 slots of 48 KiB, empty released by the 4
-// warps of the consumer group.
+// The GEMM after --emit=ws-ir: 4 slots of 48 KiB, empty released by the 8
+// warps of the two consumer groups (chosen by default for a 128x256 tile).
 // GEMM-DAG: tawa.smem.alloc : memref<4x128x64xf16, 3>
 // GEMM-DAG: tawa.smem.alloc : memref<4x256x64xf16, 3>
 // GEMM-DAG: tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<4>
-// GEMM-DAG: tawa.mbarrier.alloc arrivals(4) : !tawa.mbarriers<4>
+// GEMM-DAG: tawa.mbarrier.alloc arrivals(8) : !tawa.mbarriers<4>
 // GEMM: tawa.mbarrier.arrive_expect_tx {{.*}}bytes 49152
 // GEMM-COUNT-2: tawa.tma.load
 // GEMM: tawa.smem.slot

@@ -96,7 +96,7 @@ tt.func @conditional_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensord
 // PERSISTENT:     %[[INNER:.*]] = scf.for {{.*}} iter_args(%[[K:.*]] = %[[OUTER]]) -> (i32)
 // PERSISTENT:       tawa.aref.put %{{.*}}[%[[K]]]
 // PERSISTENT:     scf.yield %[[INNER]] : i32
-// PERSISTENT: } partition warps(4) regs(232) {
+// PERSISTENT: } partition warps(8) regs(232) {
 // PERSISTENT:   scf.for {{.*}} iter_args(%[[COUTER:.*]] = %c0_i32) -> (i32)
 // PERSISTENT:     %[[CINNER:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[CK:.*]] = %[[COUTER]]) -> (tensor<128x256xf32>, i32)
 // PERSISTENT:       tawa.aref.get %{{.*}}[%[[CK]]]

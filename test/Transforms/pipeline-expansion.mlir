@@ -56,7 +56,7 @@ tt.func @late_value_escapes(%n: i32) -> i32 {
 
 // The persistent GEMM: the drain after each tile's k-loop releases the last
 // slot before the epilogue, and the ring counter flows on to the next tile.
-// PERSISTENT: } partition warps(4) regs(232) {
+// PERSISTENT: } partition warps(8) regs(232) {
 // PERSISTENT:   scf.for {{.*}} iter_args(%[[T:.*]] = %c0_i32) -> (i32)
 // PERSISTENT:     %[[L:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[K:.*]] = %[[T]], %[[R1:.*]] = %c0_i32)
 // PERSISTENT:       tawa.dot_async

@@ -19,8 +19,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "tawa/Analysis/KernelSummary.h"
 #include "tawa/InitAll.h"
-#include "tawa/Target/CudaEmitter.h"
-#include "tawa/Transforms/Passes.h"
+#include "tawa/Driver/Compile.h"
 #include "tawa/Transforms/SourceLocation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -33,9 +32,8 @@ namespace cl = llvm::cl;
 
 namespace {
 
-/// Pipeline stages, in order; each includes the ones before it. Later stages
-/// (PTX, CUBIN) are added to this list as the passes behind them land.
-enum class Stage { Parse, Verify, Check, Summary, WsIr, Cuda };
+/// Pipeline stages, in order; each includes the ones before it.
+enum class Stage { Parse, Verify, Check, Summary, WsIr, Lowered, Cuda, Ptx, Cubin };
 
 cl::OptionCategory tawacCategory("tawac options");
 
@@ -65,30 +63,40 @@ cl::opt<Stage> emitStage(
                    "after the check, warp-specialize: producer and consumer "
                    "regions connected by arefs, MMA pipeline expanded; write "
                    "that IR"),
+        clEnumValN(Stage::Lowered, "lowered",
+                   "after ws-ir, lower arefs to shared-memory rings and "
+                   "mbarriers and assign layouts; write that IR (what the "
+                   "CUDA emitter reads)"),
         clEnumValN(Stage::Cuda, "cuda",
-                   "after ws-ir, lower arefs and assign layouts, then write "
-                   "CUDA C++ over the tawa device library to -o OUT.cu and "
-                   "its launch metadata to OUT.json (needs -o)")),
+                   "after lowered, write CUDA C++ over the tawa device "
+                   "library to -o OUT.cu and its launch metadata to OUT.json "
+                   "(needs -o)"),
+        clEnumValN(Stage::Ptx, "ptx",
+                   "after cuda, compile with NVRTC and write sm_90a PTX"),
+        clEnumValN(Stage::Cubin, "cubin",
+                   "after cuda, compile with NVRTC and ptxas to -o OUT.cubin "
+                   "and write the launch metadata, with ptxas's register and "
+                   "spill report, to OUT.json (needs -o)")),
     cl::cat(tawacCategory));
 
 cl::opt<int64_t> arefDepth(
     "aref-depth",
-    cl::desc("Slots D of each aref ring fed inside a loop (with --emit=ws-ir; "
-             "default: the most, up to 4, that fit in shared memory)"),
+    cl::desc("Slots D of each aref ring fed inside a loop (default: the most, "
+             "up to 4, that fit in shared memory)"),
     cl::value_desc("D"), cl::init(0), cl::cat(tawacCategory));
 
 cl::opt<int64_t>
     mmaDepth("mma-depth",
-             cl::desc("Products P left in flight by the MMA pipeline (with "
-                      "--emit=ws-ir or cuda; must be < D; default: 1, or 0 "
-                      "with --aref-depth=1)"),
+             cl::desc("Products P left in flight by the MMA pipeline; must "
+                      "be < D (default: 1, or 0 where D = 1)"),
              cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
 
 cl::opt<int64_t> consumerGroups(
     "consumer-groups",
     cl::desc("Consumer warp groups that share the consumer region, 1 to 3 "
-             "(with --emit=ws-ir or cuda; default: 1)"),
-    cl::value_desc("N"), cl::init(1), cl::cat(tawacCategory));
+             "(default: 2 where one group's share of the accumulator would "
+             "take more than 128 registers per thread, else 1)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(tawacCategory));
 
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
@@ -96,39 +104,45 @@ cl::opt<bool> printDebugInfo(
              "fed back with the user's lines (default: on)"),
     cl::init(true), cl::cat(tawacCategory));
 
-/// Writes OUT.cu and OUT.json for the module's single kernel.
-int emitCudaFiles(ModuleOp module) {
-  StringRef out = outputFile;
-  if (out == "-" || !out.ends_with(".cu")) {
-    llvm::errs() << "tawac: error: --emit=cuda needs -o OUT.cu (the metadata "
-                    "goes to OUT.json)\n";
-    return 1;
-  }
-  SmallVector<tawa::tt::FuncOp> kernels(module.getOps<tawa::tt::FuncOp>());
-  if (kernels.size() != 1) {
-    emitError(module.getLoc())
-        << "--emit=cuda needs exactly one kernel, found " << kernels.size();
-    return 1;
-  }
-  StringRef stem = out.drop_back(3);
-  std::string jsonPath = (stem + ".json").str();
-  std::string cubinName = (llvm::sys::path::filename(stem) + ".cubin").str();
-  std::string source, json;
-  llvm::raw_string_ostream sourceOs(source), jsonOs(json);
-  if (failed(tawa::emitCuda(kernels.front(), sourceOs, jsonOs, cubinName)))
-    return 1;
+cl::opt<bool> printResources(
+    "print-resources",
+    cl::desc("With --emit=cubin, also print ptxas's resource report "
+             "(registers, spills, shared memory) to stderr"),
+    cl::init(false), cl::cat(tawacCategory));
+
+/// Writes `text` to `path`; false (with a message) on failure.
+bool writeFile(StringRef path, StringRef text) {
   std::string error;
-  auto sourceFile = openOutputFile(out, &error);
-  auto jsonFile = sourceFile ? openOutputFile(jsonPath, &error) : nullptr;
-  if (!sourceFile || !jsonFile) {
+  auto file = openOutputFile(path, &error);
+  if (!file) {
     llvm::errs() << "tawac: error: " << error << "\n";
-    return 1;
+    return false;
   }
-  sourceFile->os() << source;
-  jsonFile->os() << json;
-  sourceFile->keep();
-  jsonFile->keep();
-  return 0;
+  file->os() << text;
+  file->keep();
+  return true;
+}
+
+/// Writes the files of --emit=cuda|ptx|cubin.
+int writeKernel(const tawa::CompiledKernel &kernel, StringRef stem) {
+  std::string json = kernel.metadataJson();
+  switch (emitStage) {
+  case Stage::Cuda:
+    return writeFile(outputFile, kernel.cuda) &&
+                   writeFile((stem + ".json").str(), json)
+               ? 0
+               : 1;
+  case Stage::Ptx:
+    return writeFile(outputFile, kernel.ptx) ? 0 : 1;
+  default:
+    if (printResources)
+      llvm::errs() << kernel.ptxasLog;
+    return writeFile(outputFile,
+                     StringRef(kernel.cubin.data(), kernel.cubin.size())) &&
+                   writeFile((stem + ".json").str(), json)
+               ? 0
+               : 1;
+  }
 }
 
 } // namespace
@@ -148,8 +162,9 @@ int main(int argc, char **argv) {
       "  reported at the kernel's source line; any error gives exit status 1.\n"
       "  --emit=ws-ir writes the warp-specialized IR; --emit=cuda writes CUDA\n"
       "  C++ (OUT.cu) and launch metadata (OUT.json, naming OUT.cubin; the\n"
-      "  grid is the caller's, kind \"explicit\"). PTX and CUBIN stages are\n"
-      "  not available yet: compile OUT.cu with nvcc for sm_90a.\n");
+      "  grid is the caller's, kind \"explicit\"); --emit=ptx and\n"
+      "  --emit=cubin compile that source with NVRTC for sm_90a, and\n"
+      "  --emit=cubin writes OUT.json next to OUT.cubin.\n");
 
   DialectRegistry registry;
   tawa::registerAllDialects(registry);
@@ -189,34 +204,54 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emitStage >= Stage::Check) {
-    PassManager pm(&context);
-    pm.addPass(tawa::createSupportedSubsetCheck());
-    if (emitStage >= Stage::WsIr) {
-      tawa::LoopDistributionOptions distribution;
-      distribution.arefDepth = arefDepth;
-      distribution.consumerGroups = consumerGroups;
-      tawa::MmaPipelineOptions pipeline;
-      pipeline.mmaDepth = mmaDepth >= 0 ? mmaDepth : (arefDepth == 1 ? 0 : 1);
-      OpPassManager &funcPm = pm.nest<tawa::tt::FuncOp>();
-      funcPm.addPass(tawa::createPartitionAnnotation());
-      funcPm.addPass(tawa::createLoopDistribution(distribution));
-      funcPm.addPass(tawa::createMmaPipeline(pipeline));
-      funcPm.addPass(tawa::createPipelineExpansion());
-      pm.addPass(createCanonicalizerPass());
-      pm.addPass(createCSEPass());
-    }
-    if (emitStage == Stage::Cuda) {
-      OpPassManager &funcPm = pm.nest<tawa::tt::FuncOp>();
-      funcPm.addPass(tawa::createArefLowering());
-      funcPm.addPass(tawa::createLayoutAssignment());
-    }
-    if (failed(pm.run(*module)))
+  // --emit=cuda and cubin write two files: OUT.{cu,cubin} and OUT.json.
+  std::string stem;
+  if (emitStage == Stage::Cuda || emitStage == Stage::Cubin) {
+    StringRef ext = emitStage == Stage::Cuda ? ".cu" : ".cubin";
+    StringRef out = outputFile;
+    if (out == "-" || !out.ends_with(ext)) {
+      llvm::errs() << "tawac: error: --emit="
+                   << (emitStage == Stage::Cuda ? "cuda" : "cubin")
+                   << " needs -o OUT" << ext
+                   << " (the metadata goes to OUT.json)\n";
       return 1;
+    }
+    stem = out.drop_back(ext.size()).str();
   }
 
-  if (emitStage == Stage::Cuda)
-    return emitCudaFiles(*module);
+  if (emitStage >= Stage::Check) {
+    tawa::CompileOptions options;
+    options.warpSpecialization.arefDepth = arefDepth;
+    options.warpSpecialization.mmaDepth = mmaDepth;
+    options.warpSpecialization.consumerGroups = consumerGroups;
+    switch (emitStage) {
+    case Stage::WsIr:
+      options.stage = tawa::CompileStage::WsIr;
+      break;
+    case Stage::Lowered:
+      options.stage = tawa::CompileStage::Lowered;
+      break;
+    case Stage::Cuda:
+      options.stage = tawa::CompileStage::Cuda;
+      break;
+    case Stage::Ptx:
+      options.stage = tawa::CompileStage::Ptx;
+      break;
+    case Stage::Cubin:
+      options.stage = tawa::CompileStage::Cubin;
+      break;
+    default:
+      options.stage = tawa::CompileStage::Check;
+    }
+    options.cubinName =
+        (llvm::sys::path::filename(stem.empty() ? "kernel" : stem) + ".cubin")
+            .str();
+    FailureOr<tawa::CompiledKernel> kernel = tawa::compile(*module, options);
+    if (failed(kernel))
+      return 1;
+    if (emitStage >= Stage::Cuda)
+      return writeKernel(*kernel, stem);
+  }
 
   auto output = openOutputFile(outputFile, &error);
   if (!output) {

@@ -14,15 +14,49 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace tawa {
 
-/// Writes the kernel `func` as CUDA C++ to `source` and its metadata JSON
-/// (naming `cubinName` as the CUBIN) to `metadataJson`. Constructs outside
-/// the supported scope are reported as errors at the user's source line and
-/// make the result a failure; nothing is written then.
-mlir::LogicalResult emitCuda(tt::FuncOp func, llvm::raw_ostream &source,
-                             llvm::raw_ostream &metadataJson,
-                             llvm::StringRef cubinName);
+/// One kernel parameter of the launch metadata (docs/METADATA.md).
+struct KernelParam {
+  std::string name;
+  std::string kind;  ///< tensormap, ptr, i32, i64, f32
+  std::string dtype; ///< tensormap only
+  std::vector<int64_t> box;
+};
+
+/// ptxas's resource report for the compiled kernel.
+struct KernelResources {
+  int64_t registers = -1;
+  int64_t spillStoreBytes = 0, spillLoadBytes = 0;
+  int64_t stackBytes = 0;
+};
+
+/// What a launcher needs to know of an emitted kernel, plus the choices the
+/// compiler made (written under "_tawa", which readers may ignore).
+struct KernelMetadata {
+  std::string kernel;
+  int64_t threads = 0;
+  int64_t dynamicSmemBytes = 0;
+  std::vector<KernelParam> params;
+  int64_t arefDepth = 0, mmaDepth = 0, consumerGroups = 0;
+  std::optional<KernelResources> resources;
+};
+
+/// Writes the kernel `func` as CUDA C++ to `source` and returns its launch
+/// metadata. Constructs outside the supported scope are reported as errors
+/// at the user's source line and make the result a failure; nothing is
+/// written then.
+mlir::FailureOr<KernelMetadata> emitCuda(tt::FuncOp func,
+                                         llvm::raw_ostream &source);
+
+/// The metadata as `tawa-kernel-metadata/1` JSON naming `cubinName`.
+void writeMetadataJson(const KernelMetadata &metadata,
+                       llvm::StringRef cubinName, llvm::raw_ostream &os);
 
 } // namespace tawa
 

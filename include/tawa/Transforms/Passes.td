@@ -58,8 +58,10 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
            "slots D of each aref whose loads are inside a loop (others get 1); "
            "0 chooses the most slots, up to 4, that fit in 227 KiB of shared "
            "memory next to the other arefs and a 32 KiB epilogue buffer">,
-    Option<"consumerGroups", "consumer-groups", "int64_t", /*default=*/"1",
-           "consumer warp groups (4 warps each) that share the consumer region">
+    Option<"consumerGroups", "consumer-groups", "int64_t", /*default=*/"0",
+           "consumer warp groups (4 warps each) that share the consumer "
+           "region, 1 to 3; 0 chooses the fewest (at most 2) whose share of "
+           "the largest accumulator fits in 128 registers per thread">
   ];
   let dependentDialects = ["::tawa::TawaDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
@@ -79,8 +81,10 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
     only P products later would otherwise deadlock.
   }];
   let options = [
-    Option<"mmaDepth", "mma-depth", "int64_t", /*default=*/"1",
-           "MMA pipeline depth P: products in flight after each issue">
+    Option<"mmaDepth", "mma-depth", "int64_t", /*default=*/"-1",
+           "MMA pipeline depth P: products in flight after each issue; -1 "
+           "chooses 1 where every ring the products read has more than one "
+           "slot, else 0">
   ];
   let dependentDialects = ["::tawa::TawaDialect"];
 }

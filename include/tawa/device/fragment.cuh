@@ -12,7 +12,7 @@
 #pragma once
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tma.cuh"
-#include <cstdint>
+#include "tawa/device/types.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>

@@ -3,7 +3,7 @@
 // with parity p has completed.
 #pragma once
 #include "tawa/device/sync.cuh"
-#include <cstdint>
+#include "tawa/device/types.cuh"
 
 namespace tawa::device {
 

@@ -1,6 +1,6 @@
 // Warp-group level synchronization and register reallocation (sm_90a).
 #pragma once
-#include <cstdint>
+#include "tawa/device/types.cuh"
 
 namespace tawa::device {
 

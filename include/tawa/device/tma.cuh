@@ -4,8 +4,7 @@
 // zero fill, so the device side only names coordinates (innermost first).
 #pragma once
 #include "tawa/device/mbarrier.cuh"
-#include <cstdint>
-#include <cuda.h>
+#include "tawa/device/types.cuh"
 
 namespace tawa::device {
 

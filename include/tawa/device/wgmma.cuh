@@ -4,7 +4,7 @@
 #pragma once
 #include "tawa/device/sync.cuh"
 #include "tawa/device/wgmma_ops.cuh"
-#include <cstdint>
+#include "tawa/device/types.cuh"
 
 namespace tawa::device {
 

@@ -3,7 +3,7 @@
 // (descriptors), rs = A from registers. Accumulators are f32,
 // scaleD = 0 overwrites them, 1 accumulates. Use wgmma.cuh.
 #pragma once
-#include <cstdint>
+#include "tawa/device/types.cuh"
 
 namespace tawa::device::detail {
 

@@ -20,6 +20,8 @@ struct CompileOptions {
   /// Cache directory; empty means defaultCacheDir().
   std::string cacheDir;
   bool useCache = true;
+  /// Stop at PTX (CompileResult::ptx) instead of a CUBIN; not cached.
+  bool emitPtx = false;
 };
 
 struct CompileResult {
@@ -28,6 +30,7 @@ struct CompileResult {
   std::string cachePath; ///< where the CUBIN is (or would be) cached
   bool cacheHit = false;
   std::string log; ///< NVRTC's log ("" on a cache hit)
+  std::string ptx; ///< with CompileOptions::emitPtx
 };
 
 /// Runtime version string folded into every cache key.
@@ -53,5 +56,11 @@ std::string compileCacheKey(std::string_view source, const std::string &name,
 /// Throws Error with NVRTC's log on failure.
 CompileResult compileCuda(std::string_view source, const std::string &name,
                           const CompileOptions &options = {});
+
+/// compileCuda for callers built without exceptions (the MLIR compiler):
+/// false with the error's message in `error` instead of a throw.
+bool tryCompileCuda(std::string_view source, const std::string &name,
+                    const CompileOptions &options, CompileResult &result,
+                    std::string &error) noexcept;
 
 } // namespace tawa::runtime

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Compile every GEMM-family kernel tawa supports with tawac, under every
+configuration the GPU checks run, into one folder the GPU machine can use.
+
+The GPU machine has CUDA but no MLIR, so tawac runs here (ahead of time) and
+the GPU suite loads the CUBINs and metadata it wrote through the runtime.
+
+    gpu/compiled/make_kernels.py --tawac build/bin/tawac --out build-kernels
+
+Writes OUT/<kernel>/<config>.{cubin,json} and OUT/manifest.json:
+    {"tawac": ..., "commit": ..., "kernels": [
+       {"id": "shared/gemm_fp16/D2P1", "kernel": "shared/gemm_fp16",
+        "workload": "gemm", "config": "D2P1", "options": [...],
+        "metadata": "shared/gemm_fp16/D2P1.json", "error": null}, ...]}
+A configuration tawac rejects is recorded with its error, so the GPU checker
+reports it as a failure instead of silently testing less.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.path.normpath(os.path.join(REPO, "..", "shared", "ttir"))
+EXAMPLES = os.path.join(REPO, "examples", "ttir")
+
+# kernel id -> (TTIR file, workload: how the GPU checker launches it; see
+# gpu/compiled/workloads.py, which mirrors the Triton launch code of
+# ../shared/ttir/triton_kernels.py and examples/kernels.py).
+KERNELS = {
+    "shared/gemm_fp16": (os.path.join(SHARED, "gemm_fp16.ttir"), "gemm"),
+    "shared/gemm_bf16": (os.path.join(SHARED, "gemm_bf16.ttir"), "gemm"),
+    "shared/gemm_fp16_128x128": (os.path.join(SHARED, "gemm_fp16_128x128.ttir"), "gemm"),
+    "shared/gemm_fp8": (os.path.join(SHARED, "gemm_fp8.ttir"), "gemm"),
+    "shared/gemm_bias_relu": (os.path.join(SHARED, "gemm_bias_relu.ttir"), "bias_relu"),
+    "shared/gemm_batched": (os.path.join(SHARED, "gemm_batched.ttir"), "batched"),
+    "shared/gemm_persistent": (os.path.join(SHARED, "gemm_persistent.ttir"), "persistent"),
+    "shared/gemm_grouped": (os.path.join(SHARED, "gemm_grouped.ttir"), "grouped"),
+    "examples/gemm_fp16": (os.path.join(EXAMPLES, "gemm_fp16.ttir"), "gemm"),
+    "examples/gemm_bf16": (os.path.join(EXAMPLES, "gemm_bf16.ttir"), "gemm"),
+    "examples/gemm_fp16_128x128": (os.path.join(EXAMPLES, "gemm_fp16_128x128.ttir"), "gemm"),
+    "examples/gemm_fp8": (os.path.join(EXAMPLES, "gemm_fp8.ttir"), "gemm"),
+}
+
+
+def configs(sweep):
+    """(name, tawac options): the compiler's defaults, then every ring depth
+    D in 1..4 with every MMA lag P in 0..2 below it."""
+    out = [("default", [])]
+    if sweep:
+        for d in range(1, 5):
+            for p in range(0, 3):
+                if p < d:
+                    out.append((f"D{d}P{p}", [f"--aref-depth={d}", f"--mma-depth={p}"]))
+        out.append(("G1", ["--consumer-groups=1"]))
+        out.append(("G2", ["--consumer-groups=2"]))
+    return out
+
+
+def compile_one(tawac, out, kid, ttir, workload, name, options):
+    rel = f"{kid}/{name}"
+    os.makedirs(os.path.join(out, kid), exist_ok=True)
+    cubin = os.path.join(out, rel + ".cubin")
+    cmd = [tawac, ttir, "--emit=cubin", "-o", cubin] + options
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    entry = {"id": rel, "kernel": kid, "workload": workload, "config": name,
+             "options": options, "metadata": rel + ".json", "error": None,
+             "warnings": r.stderr.strip() if r.returncode == 0 else ""}
+    if r.returncode != 0:
+        entry["error"] = r.stderr.strip() or f"tawac exited with {r.returncode}"
+    return entry
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tawac", default=os.path.join(REPO, "build", "bin", "tawac"))
+    ap.add_argument("--out", default=os.path.join(REPO, "build-kernels"))
+    ap.add_argument("--no-sweep", action="store_true", help="defaults only")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+
+    jobs = []
+    for kid, (ttir, workload) in KERNELS.items():
+        for name, options in configs(not args.no_sweep):
+            # One consumer group cannot hold a 128 x 256 accumulator in
+            # registers; the G1 variant is only built where it fits.
+            if name == "G1" and "128x128" not in kid:
+                continue
+            jobs.append((kid, ttir, workload, name, options))
+    with ThreadPoolExecutor(args.jobs) as pool:
+        entries = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j), jobs))
+
+    version = subprocess.run([args.tawac, "--version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    manifest = {"tawac": version, "commit": commit + ("+dirty" if dirty else ""), "kernels": entries}
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    bad = [e for e in entries if e["error"]]
+    print(f"make_kernels: {len(entries) - len(bad)} compiled, {len(bad)} rejected -> {args.out}")
+    for e in bad:
+        print(f"  {e['id']}: {e['error'].splitlines()[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

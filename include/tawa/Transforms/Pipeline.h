@@ -1,0 +1,42 @@
+//===- Pipeline.h - tawa's pass pipelines, assembled in one place -*- C++ -*-===//
+//
+// tawac, tawa::compile and the checkers must run the very same passes for a
+// given set of options; these builders are the one definition of that list.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TAWA_TRANSFORMS_PIPELINE_H
+#define TAWA_TRANSFORMS_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <cstdint>
+
+namespace tawa {
+
+/// The knobs of DESIGN.md §1. 0 / -1 let the compiler choose.
+struct WarpSpecializationOptions {
+  /// Slots D of every aref ring fed inside a loop; 0: the most, up to 4,
+  /// that fit in shared memory.
+  int64_t arefDepth = 0;
+  /// Products P in flight in the MMA pipeline (P < D); -1: 1 where D > 1.
+  int64_t mmaDepth = -1;
+  /// Consumer warp groups, 1 to 3; 0: 2 when one group's share of the
+  /// accumulator would exceed 128 registers per thread, else 1.
+  int64_t consumerGroups = 0;
+};
+
+/// The supported-subset check (module level).
+void addSupportedSubsetCheck(mlir::OpPassManager &pm);
+
+/// Partition annotation, loop distribution, MMA pipeline schedule and its
+/// expansion, then canonicalization: the `--emit=ws-ir` stage.
+void addWarpSpecializationPasses(mlir::OpPassManager &pm,
+                                 const WarpSpecializationOptions &options);
+
+/// Aref lowering and layout assignment: the IR the CUDA emitter reads.
+void addLoweringPasses(mlir::OpPassManager &pm);
+
+} // namespace tawa
+
+#endif // TAWA_TRANSFORMS_PIPELINE_H

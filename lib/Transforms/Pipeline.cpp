@@ -1,0 +1,38 @@
+//===- Pipeline.cpp - tawa's pass pipelines -------------------------------===//
+
+#include "tawa/Transforms/Pipeline.h"
+#include "tawa/Transforms/Passes.h"
+
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace tawa {
+
+void addSupportedSubsetCheck(OpPassManager &pm) {
+  pm.addPass(createSupportedSubsetCheck());
+}
+
+void addWarpSpecializationPasses(OpPassManager &pm,
+                                 const WarpSpecializationOptions &options) {
+  LoopDistributionOptions distribution;
+  distribution.arefDepth = options.arefDepth;
+  distribution.consumerGroups = options.consumerGroups;
+  MmaPipelineOptions pipeline;
+  pipeline.mmaDepth = options.mmaDepth;
+  OpPassManager &funcPm = pm.nest<tt::FuncOp>();
+  funcPm.addPass(createPartitionAnnotation());
+  funcPm.addPass(createLoopDistribution(distribution));
+  funcPm.addPass(createMmaPipeline(pipeline));
+  funcPm.addPass(createPipelineExpansion());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void addLoweringPasses(OpPassManager &pm) {
+  OpPassManager &funcPm = pm.nest<tt::FuncOp>();
+  funcPm.addPass(createArefLowering());
+  funcPm.addPass(createLayoutAssignment());
+}
+
+} // namespace tawa
