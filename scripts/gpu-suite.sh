@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-call GPU suite for a bare H100/H200 machine (CUDA, CMake, ninja, python3
 # with torch + triton; no MLIR, no GTest, no network). From the repo root:
-#   scripts/gpu-suite.sh            # everything, ~3-5 minutes
+#   gpu/compiled/make_kernels.py    # first, where tawac builds (not on the GPU machine)
+#   scripts/gpu-suite.sh            # everything, ~5-8 minutes
 #   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
 # Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
 # labelled gpu, compute-sanitizer (racecheck, synccheck, memcheck) on small
@@ -20,7 +21,7 @@ FAILED=0
 T0=$(date +%s)
 # Whole-suite budget (seconds): steps are cut to fit so the summary always
 # prints inside one device call; a step that no longer fits is skipped (FAIL).
-DEADLINE=$((T0 + ${SUITE_BUDGET:-440}))
+DEADLINE=$((T0 + ${SUITE_BUDGET:-570}))
 
 note() { echo "$*" | tee -a "$LOG"; }
 # step NAME TIMEOUT CMD...: runs CMD with a time limit, logs it, records a row.
@@ -103,6 +104,28 @@ step "python gemm_ref --small (traced)" 120 env TAWA_RUNTIME_TRACE=1 python3 ben
 step "python gemm_ref (check + bench)" 240 python3 bench/gemm_ref.py \
   --metadata "$B/gpu/ref_gemm.json" --ks $KS --results-dir "$RESULTS"
 
+# Kernels compiled by tawac (here there is no MLIR: gpu/compiled/make_kernels.py
+# wrote them on the development machine into build-kernels/, carried along).
+KERNELS=${SUITE_KERNELS:-$ROOT/build-kernels}
+MANIFEST=$KERNELS/manifest.json
+if [ -f "$MANIFEST" ]; then
+  note "compiled kernels: $(python3 -c "import json; m = json.load(open('$MANIFEST')); print(len(m['kernels']), 'from', m['tawac'], 'at', m['commit'])")"
+  step "compiled: correctness (every config)" 300 python3 gpu/compiled/check_compiled.py \
+    --manifest "$MANIFEST" --json "$B/compiled-check.json"
+  step "compiled: SASS (HGMMA/QGMMA)" 60 python3 gpu/compiled/check_sass.py --manifest "$MANIFEST"
+  for tool in racecheck synccheck; do
+    step "sanitizer $tool: compiled kernels" 200 compute-sanitizer --tool $tool --error-exitcode 1 \
+      python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
+  done
+  GEMM_KS=$KS
+  step "bench gemm (tawa/cuBLAS/Triton)" 300 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
+    --ks "$GEMM_KS" --results-dir "$RESULTS"
+else
+  note "=== compiled kernels: no $MANIFEST (run gpu/compiled/make_kernels.py where tawac builds)"
+  ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "compiled kernels" "FAIL(missing)" - 0)")
+  FAILED=1
+fi
+
 CHECK=$B/bin/tawa-runtime-gpu-check
 [ -x "$CHECK" ] || CHECK=$B/lib/Runtime/tawa-runtime-gpu-check
 REF=$B/gpu/ref_gemm_test
@@ -114,15 +137,15 @@ for tool in racecheck synccheck memcheck; do
   fi
 done
 
-JSON=$(ls "$RESULTS"/*.json 2>/dev/null | head -1)
-if [ -n "$JSON" ]; then
-  mkdir -p "$ROOT/bench/results"
-  cp "$JSON" "$ROOT/bench/results/"
-fi
+JSON=$(ls "$RESULTS"/*.json 2>/dev/null | grep -v -- '-gemm.json$' | head -1)
+GEMM_JSON=$(ls "$RESULTS"/*-gemm.json 2>/dev/null | head -1)
+mkdir -p "$ROOT/bench/results"
+for f in $JSON $GEMM_JSON; do cp "$f" "$ROOT/bench/results/"; done
 if [ -n "$OUT" ]; then
   mkdir -p "$OUT"
   cp "$LOG" "$OUT/gpu-suite.log"
-  [ -n "$JSON" ] && cp "$JSON" "$OUT/"
+  for f in $JSON $GEMM_JSON; do cp "$f" "$OUT/"; done
+  [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
 fi
 
 {
@@ -144,6 +167,19 @@ for r in d["rows"]:
 PY
   else
     echo "no benchmark results"
+  fi
+  if [ -n "$GEMM_JSON" ]; then
+    python3 - "$GEMM_JSON" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"\nCompiled GEMM (tawac defaults) C = A B^T, M = N = {d['rows'][0]['shape'][0]}, TFLOP/s (median):")
+print(f"{'dtype':>6} {'K':>6} {'tawa':>7} {'cuBLAS':>7} {'Triton':>7} {'/cuBLAS':>8} {'/Triton':>8}")
+for r in d["rows"]:
+    t = r["tflops"]
+    tri = t["triton"] or float("nan")
+    print(f"{r['workload'][5:]:>6} {r['shape'][2]:>6} {t['tawa']:7.1f} {t['cublas']:7.1f} {tri:7.1f} "
+          f"{t['tawa'] / t['cublas']:8.3f} {t['tawa'] / tri:8.3f}")
+PY
   fi
   echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$LOG"

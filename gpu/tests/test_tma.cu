@@ -3,9 +3,13 @@
 // shared-memory bytes are dumped (checks swizzle placement and out-of-bounds
 // zero fill), and it is stored back with a TMA store into a poisoned tensor
 // with padded rows and guard rows (checks that partial boxes write exactly the
-// in-bounds elements).
+// in-bounds elements). The 2D cases run twice: with the input's tensor map
+// encoded on the host, and built on the device by makeTensorMap2D (the path
+// of tt.make_tensor_descriptor).
 #include "common.cuh"
 #include "tawa/device/device.cuh"
+
+#include <cstring>
 
 using namespace tawa::device;
 using namespace tawa::test;
@@ -14,12 +18,21 @@ namespace {
 
 constexpr uint16_t kPoison = 0xDEAD;
 
+/// Geometry of the input for a tensor map built on the device.
+struct DeviceMapArgs {
+  const uint16_t *base = nullptr;
+  uint32_t cols = 0, rows = 0;
+  uint64_t pitchBytes = 0;
+  CUtensorMap *maps = nullptr; // one global slot per CTA
+};
+
 /// Box: kBoxOuter x kBoxRows x 64 elements of 16 bits (128-byte rows).
-template <int Rank>
+/// With BoxRows != 0 the input map is built on the device (rank 2 only).
+template <int Rank, int BoxRows = 0>
 __global__ void roundTrip(const __grid_constant__ CUtensorMap in,
                           const __grid_constant__ CUtensorMap out,
                           uint16_t *dump, int boxBytes, int tilesX, int tilesY,
-                          int boxRows, int boxOuter) {
+                          int boxRows, int boxOuter, DeviceMapArgs dm) {
   extern __shared__ uint8_t raw[];
   uint8_t *box = reinterpret_cast<uint8_t *>(
       (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
@@ -35,11 +48,22 @@ __global__ void roundTrip(const __grid_constant__ CUtensorMap in,
     mbarrierInit(&bar, 1);
     fenceMBarrierInit();
   }
+  const CUtensorMap *src = &in;
+  if constexpr (BoxRows != 0) {
+    __shared__ alignas(128) uint8_t staging[128];
+    CUtensorMap *map = dm.maps + t;
+    if (threadIdx.x < 32)
+      makeTensorMap2D<TensorMapElem::F16, 64, BoxRows>(
+          map, staging, dm.base, dm.cols, dm.rows, dm.pitchBytes);
+    if (threadIdx.x == 0)
+      tensorMapAcquire(map);
+    src = map;
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
     mbarrierArriveExpectTx(&bar, boxBytes);
     if constexpr (Rank == 2)
-      tmaLoad2D(box, &in, &bar, tx * 64, ty * boxRows);
+      tmaLoad2D(box, src, &bar, tx * 64, ty * boxRows);
     else
       tmaLoad3D(box, &in, &bar, tx * 64, ty * boxRows, tz * boxOuter);
   }
@@ -57,13 +81,15 @@ __global__ void roundTrip(const __grid_constant__ CUtensorMap in,
   }
 }
 
-/// dims outermost first: {Z, Y, X} (Z = 1 for rank 2).
-template <int Rank>
+/// dims outermost first: {Z, Y, X} (Z = 1 for rank 2). DeviceBoxRows != 0:
+/// the input map is built on the device, with that many box rows.
+template <int Rank, int DeviceBoxRows = 0>
 void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
              int boxRows, std::mt19937_64 &rng) {
+  static_assert(DeviceBoxRows == 0 || Rank == 2, "device maps are rank 2");
   char name[128];
-  std::snprintf(name, sizeof name, "tma%dd_roundtrip_swizzle128_%s_%dx%dx%d",
-                Rank, label, Z, Y, X);
+  std::snprintf(name, sizeof name, "tma%dd_roundtrip_swizzle128_%s%s_%dx%dx%d",
+                Rank, DeviceBoxRows ? "devicemap_" : "", label, Z, Y, X);
   const int inPitch = (X + 7) / 8 * 8; // TMA: row pitch a multiple of 16 B
   const int pitch = inPitch + 24; // padded rows: writes past X would land here
   const int guardRows = 3; // rows past Y (and past Z * Y) must stay poisoned
@@ -109,12 +135,25 @@ void runCase(Report &rep, const char *label, int Z, int Y, int X, int boxOuter,
                        {uint32_t(boxOuter), uint32_t(boxRows), 64},
                        CU_TENSOR_MAP_SWIZZLE_128B);
   }
+  DeviceMapArgs dm;
+  if (DeviceBoxRows) {
+    dm.base = din;
+    dm.cols = uint32_t(X);
+    dm.rows = uint32_t(Y);
+    dm.pitchBytes = uint64_t(inPitch) * 2;
+    TAWA_CHECK_CUDA(cudaMalloc(&dm.maps, size_t(ctas) * sizeof(CUtensorMap)));
+    // The host map must not be what the kernel loads through.
+    std::memset(&mIn, 0, sizeof mIn);
+  }
   const int smem = boxBytes + 1024;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      roundTrip<Rank>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  roundTrip<Rank><<<ctas, 128, smem>>>(mIn, mOut, ddump, boxBytes, tilesX,
-                                       tilesY, boxRows, boxOuter);
+  TAWA_CHECK_CUDA(
+      cudaFuncSetAttribute(roundTrip<Rank, DeviceBoxRows>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  roundTrip<Rank, DeviceBoxRows><<<ctas, 128, smem>>>(
+      mIn, mOut, ddump, boxBytes, tilesX, tilesY, boxRows, boxOuter, dm);
   TAWA_CHECK_LAUNCH();
+  if (dm.maps)
+    TAWA_CHECK_CUDA(cudaFree(dm.maps));
   std::vector<uint16_t> dump(size_t(ctas) * boxBytes / 2), hout(outElems);
   TAWA_CHECK_CUDA(
       cudaMemcpy(dump.data(), ddump, dump.size() * 2, cudaMemcpyDeviceToHost));
@@ -185,6 +224,9 @@ int main() {
              rng);                                  // 256-row boxes (GEMM B)
   runCase<2>(rep, "narrow", 1, 77, 8, 1, 128, rng); // X < one box
   runCase<2>(rep, "odd_inner", 1, 150, 203, 1, 64, rng); // 406-byte rows
+  runCase<2, 64>(rep, "edges", 1, 300, 200, 1, 64, rng);
+  runCase<2, 256>(rep, "tallbox", 1, 517, 136, 1, 256, rng);
+  runCase<2, 64>(rep, "odd_inner", 1, 150, 203, 1, 64, rng);
   runCase<3>(rep, "edges", 5, 70, 96, 2, 64, rng);
   runCase<3>(rep, "odd_outer", 3, 40, 72, 2, 16, rng);
   return rep.exitCode();

@@ -187,6 +187,18 @@ int tawa_kernel_prepare(const tawa_kernel *kernel, const tawa_arg *args,
   });
 }
 
+int tawa_kernel_prepare_grid(const tawa_kernel *kernel, const tawa_arg *args,
+                             int nargs, const uint32_t grid[3],
+                             tawa_plan **out) {
+  return guarded([&] {
+    requireKernel(kernel);
+    if (!out || !grid)
+      throw Error("tawa_kernel_prepare_grid: null argument");
+    *out = new tawa_plan{kernel->kernel.prepare(
+        convertArgs(args, nargs), ExplicitGrid{grid[0], grid[1], grid[2]})};
+  });
+}
+
 int tawa_plan_launch(const tawa_plan *plan, void *stream) {
   return guarded([&] {
     if (!plan)

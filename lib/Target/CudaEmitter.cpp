@@ -29,15 +29,20 @@
 #include "tawa/Transforms/SourceLocation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 using namespace mlir;
@@ -47,6 +52,9 @@ namespace {
 
 constexpr int64_t kSwizzleBytes = 128;
 constexpr int64_t kEpiBoxCols = 64;
+/// More than half of an SM's 228 KiB of shared memory (with the 1 KiB each
+/// CTA reserves): no second CTA fits next to one that asks for this much.
+constexpr int64_t kExclusiveSmemBytes = 116 * 1024;
 
 /// One accumulator register array: `float name[frags][cols / 2]` per thread.
 struct Acc {
@@ -69,6 +77,23 @@ struct Converted {
 };
 
 enum class Region { Top, Producer, Consumer };
+
+/// How a register tensor of the consumer is spread over a warp group's
+/// threads (DESIGN.md §2.3): `acc` is the wgmma accumulator fragment
+/// (`T x[F][N / 2]`, F 64-row fragments per consumer group), `row` one value
+/// per accumulator row a thread holds (`T x[F][2]`), `col` one per column
+/// (`T x[N / 4]`, entry 2j + e for column 8j + 2 (lane % 4) + e).
+enum class Lay { Acc, Row, Col };
+
+/// A register tensor that is not an accumulator chain: a register array, or
+/// the index expression of a tt.make_range.
+struct Reg {
+  Lay lay = Lay::Acc;
+  std::string array;      ///< "" for a range
+  std::string rangeStart; ///< tt.make_range: its start
+  int64_t frags = 0;      ///< acc and row: 64-row fragments per group
+  int64_t cols = 0;       ///< acc and col: N
+};
 
 class Emitter {
 public:
@@ -97,6 +122,12 @@ private:
 
   FailureOr<std::string> scalarType(Type type, Location loc);
   std::string lookup(Value v);
+  /// A `const CUtensorMap *` expression for a tensor descriptor value.
+  std::string descRef(Value desc) {
+    if (isa<BlockArgument>(desc))
+      return "&" + lookup(desc);
+    return lookup(desc);
+  }
   std::string bind(Value v, StringRef prefix = "v");
 
   LogicalResult emitBlock(Block &block);
@@ -109,7 +140,10 @@ private:
   LogicalResult emitDotAsync(DotAsyncOp op);
   LogicalResult emitDotWait(DotWaitOp op);
   LogicalResult emitStore(tt::DescriptorStoreOp op);
-  LogicalResult emitAccElementwise(Operation *op);
+  LogicalResult emitTensorOp(Operation *op);
+  LogicalResult emitElementwise(Operation *op);
+  FailureOr<std::string> at(Value v, Lay target, Operation *user);
+  FailureOr<Lay> layoutOf(Value v, Operation *user);
   FailureOr<Acc> accOf(Value v, Operation *user, bool fill = true);
   FailureOr<std::string> splatOf(Value v);
   void emitFill(const Acc &acc, StringRef value) {
@@ -137,6 +171,7 @@ private:
 
   DenseMap<Value, std::string> names;
   DenseMap<Value, Acc> accs;
+  DenseMap<Value, Reg> regs;
   DenseMap<Value, SmemTile> tiles;
   DenseMap<Value, Converted> converted;
   struct Ring {
@@ -150,6 +185,24 @@ private:
   };
   DenseMap<Value, Bars> bars;
   SmallVector<std::pair<Value, std::string>> descParams;
+  /// Device-built tensor maps: global slots per SM (`tawaTensorMaps`) and
+  /// 128-byte shared staging buffers, one per creating warp.
+  struct DeviceMap {
+    int64_t slot;                 ///< first slot (consumers: + cg)
+    SmallVector<int64_t, 2> box;  ///< outermost first
+    std::string elem;             ///< TensorMapElem
+  };
+  DenseMap<Operation *, DeviceMap> deviceMaps;
+  int64_t deviceMapSlots = 0;
+  /// Full barriers the producer tracks, to drain their fills before it
+  /// rewrites a tensor map that loads in flight may still read.
+  struct FillParity {
+    std::string name;
+    int64_t depth;
+  };
+  llvm::MapVector<Value, FillParity> fillParity;
+  MBarrierWaitOp lastProducerWait;
+  LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
 };
 
@@ -158,14 +211,30 @@ private:
 //===----------------------------------------------------------------------===//
 
 FailureOr<std::string> Emitter::scalarType(Type type, Location loc) {
+  if (auto ptr = dyn_cast<tt::PointerType>(type)) {
+    FailureOr<std::string> pointee = scalarType(ptr.getPointeeType(), loc);
+    if (failed(pointee))
+      return failure();
+    return *pointee + " *";
+  }
   if (type.isInteger(1))
     return std::string("bool");
+  if (type.isInteger(8))
+    return std::string("int8_t");
+  if (type.isInteger(16))
+    return std::string("int16_t");
   if (type.isInteger(32))
     return std::string("int32_t");
   if (type.isInteger(64))
     return std::string("int64_t");
   if (type.isF32())
     return std::string("float");
+  if (type.isF16())
+    return std::string("__half");
+  if (type.isBF16())
+    return std::string("__nv_bfloat16");
+  if (isa<Float8E4M3FNType>(type))
+    return std::string("__nv_fp8_e4m3");
   error(loc) << "unsupported scalar type " << type;
   return failure();
 }
@@ -226,6 +295,39 @@ static bool isZeroSplat(Value v) {
 
 static int64_t elemBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
+/// A float constant as CUDA C++, exact for every f32 value.
+static std::string floatLiteral(FloatAttr f) {
+  double v = f.getValueAsDouble();
+  if (std::isnan(v))
+    return "__int_as_float(0x7fc00000)";
+  if (std::isinf(v))
+    return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9ef", v);
+  return buf;
+}
+
+/// The `tawa.layouts` entry of a value (its defining op's attribute, or its
+/// loop's `tawa.iter_arg_layouts`), "" if none.
+static StringRef layoutAttrOf(Value v) {
+  ArrayAttr arr;
+  unsigned index = 0;
+  if (auto res = dyn_cast<OpResult>(v)) {
+    arr = res.getOwner()->getAttrOfType<ArrayAttr>("tawa.layouts");
+    index = res.getResultNumber();
+  } else {
+    auto arg = cast<BlockArgument>(v);
+    Operation *parent = arg.getOwner()->getParentOp();
+    arr = parent ? parent->getAttrOfType<ArrayAttr>("tawa.iter_arg_layouts")
+                 : nullptr;
+    index = arg.getArgNumber() - (isa_and_nonnull<scf::ForOp>(parent) ? 1 : 0);
+  }
+  if (!arr || index >= arr.size())
+    return "";
+  auto str = dyn_cast<StringAttr>(arr[index]);
+  return str ? str.getValue() : "";
+}
+
 //===----------------------------------------------------------------------===//
 // Blocks and ops
 //===----------------------------------------------------------------------===//
@@ -264,6 +366,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return emitDotWait(wait);
   if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
     return emitStore(store);
+  if (auto make = dyn_cast<tt::MakeTensorDescOp>(op))
+    return emitMakeTensorDesc(make);
 
   if (auto alloc = dyn_cast<SmemAllocOp>(op)) {
     // Placed by emit() before the body is translated.
@@ -285,13 +389,26 @@ LogicalResult Emitter::emitOp(Operation *op) {
     line() << "mbarrierWait(&" << bars[wait.getBars()].name << "["
            << lookup(wait.getSlot()) << "], " << lookup(wait.getParity())
            << ");\n";
+    if (region == Region::Producer)
+      lastProducerWait = wait;
     return success();
   }
   if (auto tx = dyn_cast<MBarrierExpectTxOp>(op)) {
     if (region != Region::Producer)
       return error(op) << "expect_tx is only supported in the producer";
-    line() << "mbarrierArriveExpectTx(&" << bars[tx.getBars()].name << "["
+    line() << "if (leader)\n";
+    line() << "  mbarrierArriveExpectTx(&" << bars[tx.getBars()].name << "["
            << lookup(tx.getSlot()) << "], " << tx.getBytes() << ");\n";
+    auto fb = fillParity.find(tx.getBars());
+    if (fb != fillParity.end()) {
+      // The put waited on empty[slot] with parity p (DESIGN.md §2.2); the
+      // fill it starts completes full[slot]'s phase of parity p ^ 1.
+      if (!lastProducerWait || lastProducerWait.getSlot() != tx.getSlot())
+        return error(op) << "internal error: expect_tx without the empty "
+                            "wait of its put";
+      line() << fb->second.name << "[" << lookup(tx.getSlot()) << "] = "
+             << lookup(lastProducerWait.getParity()) << " ^ 1;\n";
+    }
     return success();
   }
   if (auto arrive = dyn_cast<MBarrierArriveOp>(op)) {
@@ -309,7 +426,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     if (region != Region::Producer)
       return error(op)
              << "single-thread arrival is only supported in the producer";
-    line() << "mbarrierArrive(&" << target << ");\n";
+    line() << "if (leader)\n";
+    line() << "  mbarrierArrive(&" << target << ");\n";
     return success();
   }
   if (auto load = dyn_cast<TmaLoadOp>(op)) {
@@ -317,24 +435,39 @@ LogicalResult Emitter::emitOp(Operation *op) {
       return error(op) << "TMA loads are only supported in the producer";
     if (load.getIndices().size() != 2)
       return error(op) << "only rank-2 TMA loads are supported";
-    // wgmma reads K-major tiles whose rows are exactly one 128-byte swizzle
-    // span; other boxes would need other swizzles and descriptors.
+    // A tile is stored as boxes of 128-byte rows (the 128-byte swizzle
+    // span), one box per 128 bytes of its inner extent: that is what the
+    // wgmma descriptors of emitDotAsync read.
     RankedTensorType block =
         cast<tt::TensorDescType>(load.getDesc().getType()).getBlockType();
-    if (block.getShape()[1] * elemBytes(block.getElementType()) !=
-        kSwizzleBytes)
+    int64_t innerBytes =
+        block.getShape()[1] * elemBytes(block.getElementType());
+    if (innerBytes % kSwizzleBytes != 0)
       return error(op) << "loaded tile " << block
-                       << " must have an inner extent of exactly 128 bytes "
-                          "(K-major operands, f16/bf16 BK = 64, e4m3 BK = 128)";
+                       << " must have an inner extent that is a multiple of "
+                          "128 bytes (f16/bf16: 64, e4m3: 128 elements), the "
+                          "128-byte swizzle span wgmma operands use";
     auto it = rings.find(load.getBuffer());
     if (it == rings.end())
       return error(op) << "TMA load into an unknown buffer";
+    int64_t rows = block.getShape()[0];
+    int64_t boxInner = kSwizzleBytes / elemBytes(block.getElementType());
+    std::string dst = it->second.name + " + " + lookup(load.getSlot()) +
+                      " * " + std::to_string(it->second.slotBytes);
+    std::string bar =
+        "&" + bars[load.getBars()].name + "[" + lookup(load.getSlot()) + "]";
     // TTIR coordinates are outermost first, TMA's innermost first.
-    line() << "tmaLoad2D(" << it->second.name << " + " << lookup(load.getSlot())
-           << " * " << it->second.slotBytes << ", &" << names[load.getDesc()]
-           << ", &" << bars[load.getBars()].name << "["
-           << lookup(load.getSlot()) << "], " << lookup(load.getIndices()[1])
-           << ", " << lookup(load.getIndices()[0]) << ");\n";
+    for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
+      line() << "if (leader)\n";
+      line() << "  tmaLoad2D(" << dst;
+      if (j)
+        body << " + " << j * rows * kSwizzleBytes;
+      body << ", " << descRef(load.getDesc()) << ", " << bar << ", "
+           << lookup(load.getIndices()[1]);
+      if (j)
+        body << " + " << j * boxInner;
+      body << ", " << lookup(load.getIndices()[0]) << ");\n";
+    }
     return success();
   }
   if (auto slot = dyn_cast<SlotViewOp>(op)) {
@@ -360,29 +493,172 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return success();
   }
   if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
-    if (isa<RankedTensorType>(trunc.getType())) {
+    // An accumulator converted for a TMA store is staged by the store.
+    if (isa<RankedTensorType>(trunc.getType()) &&
+        !trunc->use_empty() &&
+        llvm::all_of(trunc->getUsers(), [](Operation *u) {
+          return isa<tt::DescriptorStoreOp>(u);
+        })) {
       FailureOr<Acc> acc = accOf(trunc.getIn(), op);
       if (failed(acc))
         return failure();
       Type elem = getElementTypeOrSelf(trunc.getType());
       if (!elem.isF16() && !elem.isBF16())
         return error(op) << "only f16 and bf16 outputs are supported";
-      if (!llvm::all_of(trunc->getUsers(), [](Operation *u) {
-            return isa<tt::DescriptorStoreOp>(u);
-          }))
-        return error(op) << "a converted accumulator may only be stored";
       converted[trunc.getResult()] = {*acc, elem};
       return success();
     }
   }
-  if (isa<tt::SplatOp>(op))
-    return success(); // materialized where used, like splat constants
   if (op->getNumResults() == 1 &&
       isa<RankedTensorType>(op->getResult(0).getType()))
-    return emitAccElementwise(op);
-  if (op->getDialect() && op->getDialect()->getNamespace() == "arith")
+    return emitTensorOp(op);
+  if (op->getNumResults() == 1 &&
+      isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return emitScalarArith(op);
+  if (isa<tt::AddPtrOp, tt::IntToPtrOp, tt::PtrToIntOp, tt::LoadOp>(op))
     return emitScalarArith(op);
   return error(op) << "unsupported operation '" << op->getName() << "'";
+}
+
+/// The C++ expression of one element of `op`'s result from the expressions
+/// of its operands' elements: shared by scalars and register tensors.
+/// Returns "" for operations it does not know.
+static std::string elementExpr(Operation *op, ArrayRef<std::string> x,
+                               StringRef ctype) {
+  Type resElem = getElementTypeOrSelf(op->getResult(0).getType());
+  auto elemOf = [&](unsigned i) {
+    return getElementTypeOrSelf(op->getOperand(i).getType());
+  };
+  // Unsigned views of an operand of its own width.
+  auto uns = [&](unsigned i) {
+    std::string u = elemOf(i).isInteger(64) ? "uint64_t" : "uint32_t";
+    return "(" + u + ")" + x[i];
+  };
+  auto bin = [&](StringRef sym) {
+    return "(" + x[0] + " " + sym.str() + " " + x[1] + ")";
+  };
+  auto cast = [&](const std::string &e) {
+    return "(" + ctype.str() + ")" + e;
+  };
+  // 16-bit floats take part in arithmetic as float.
+  auto toFloat = [&](unsigned i) {
+    Type t = elemOf(i);
+    if (t.isF16())
+      return "__half2float(" + x[i] + ")";
+    if (t.isBF16())
+      return "__bfloat162float(" + x[i] + ")";
+    return x[i];
+  };
+  auto fromFloat = [&](const std::string &e) {
+    if (resElem.isF16())
+      return "__float2half_rn(" + e + ")";
+    if (resElem.isBF16())
+      return "__float2bfloat16_rn(" + e + ")";
+    return e;
+  };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return bin("+"); })
+      .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return bin("-"); })
+      .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return bin("*"); })
+      .Case<arith::DivSIOp, arith::DivFOp>([&](auto) { return bin("/"); })
+      .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
+      .Case<arith::AndIOp>([&](auto) { return bin("&"); })
+      .Case<arith::OrIOp>([&](auto) { return bin("|"); })
+      .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
+      .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
+      .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
+      .Case<arith::NegFOp>([&](auto) { return "(-" + x[0] + ")"; })
+      .Case<arith::DivUIOp>(
+          [&](auto) { return cast("(" + uns(0) + " / " + uns(1) + ")"); })
+      .Case<arith::RemUIOp>(
+          [&](auto) { return cast("(" + uns(0) + " % " + uns(1) + ")"); })
+      .Case<arith::ShRUIOp>(
+          [&](auto) { return cast("(" + uns(0) + " >> " + uns(1) + ")"); })
+      .Case<arith::MinSIOp>(
+          [&](auto) { return "min(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MaxSIOp>(
+          [&](auto) { return "max(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MinUIOp>(
+          [&](auto) { return cast("min(" + uns(0) + ", " + uns(1) + ")"); })
+      .Case<arith::MaxUIOp>(
+          [&](auto) { return cast("max(" + uns(0) + ", " + uns(1) + ")"); })
+      .Case<arith::CeilDivSIOp>(
+          [&](auto) { return "tawaCeilDiv(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::FloorDivSIOp>(
+          [&](auto) { return "tawaFloorDiv(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+          [&](auto) { return "fmaxf(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>(
+          [&](auto) { return "fminf(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp,
+            arith::FPToSIOp>([&](auto) { return cast(x[0]); })
+      .Case<arith::ExtUIOp>([&](auto) {
+        return elemOf(0).isInteger(1) ? cast(x[0]) : cast(uns(0));
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp, tt::FpToFpOp>(
+          [&](auto) { return fromFloat(toFloat(0)); })
+      .Case<math::Exp2Op>([&](auto) { return "exp2f(" + x[0] + ")"; })
+      .Case<math::ExpOp>([&](auto) { return "expf(" + x[0] + ")"; })
+      .Case<math::LogOp>([&](auto) { return "logf(" + x[0] + ")"; })
+      .Case<math::SqrtOp>([&](auto) { return "sqrtf(" + x[0] + ")"; })
+      .Case<math::AbsFOp>([&](auto) { return "fabsf(" + x[0] + ")"; })
+      .Case<arith::SelectOp>([&](auto) {
+        return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
+      })
+      .Case<tt::AddPtrOp>([&](auto) { return "(" + x[0] + " + " + x[1] + ")"; })
+      .Case<tt::IntToPtrOp>([&](auto) {
+        return "reinterpret_cast<" + ctype.str() + ">(" + x[0] + ")";
+      })
+      .Case<tt::PtrToIntOp>([&](auto) {
+        return "reinterpret_cast<int64_t>(" + x[0] + ")";
+      })
+      .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) {
+        using P = arith::CmpIPredicate;
+        switch (cmp.getPredicate()) {
+        case P::eq:
+          return bin("==");
+        case P::ne:
+          return bin("!=");
+        case P::slt:
+          return bin("<");
+        case P::sle:
+          return bin("<=");
+        case P::sgt:
+          return bin(">");
+        case P::sge:
+          return bin(">=");
+        case P::ult:
+          return "(" + uns(0) + " < " + uns(1) + ")";
+        case P::ule:
+          return "(" + uns(0) + " <= " + uns(1) + ")";
+        case P::ugt:
+          return "(" + uns(0) + " > " + uns(1) + ")";
+        case P::uge:
+          return "(" + uns(0) + " >= " + uns(1) + ")";
+        }
+        return std::string();
+      })
+      .Case<arith::CmpFOp>([&](arith::CmpFOp cmp) {
+        // Ordered predicates are false on NaN, as C++ comparisons are.
+        using P = arith::CmpFPredicate;
+        switch (cmp.getPredicate()) {
+        case P::OEQ:
+          return bin("==");
+        case P::OGT:
+          return bin(">");
+        case P::OGE:
+          return bin(">=");
+        case P::OLT:
+          return bin("<");
+        case P::OLE:
+          return bin("<=");
+        case P::UNE:
+          return bin("!=");
+        default:
+          return std::string();
+        }
+      })
+      .Default([&](Operation *) { return std::string(); });
 }
 
 LogicalResult Emitter::emitScalarArith(Operation *op) {
@@ -392,17 +668,6 @@ LogicalResult Emitter::emitScalarArith(Operation *op) {
   FailureOr<std::string> type = scalarType(res.getType(), op->getLoc());
   if (failed(type))
     return failure();
-  auto operand = [&](unsigned i) { return lookup(op->getOperand(i)); };
-  // Unsigned views of an operand of the result's width.
-  std::string utype = res.getType().isInteger(64) ? "uint64_t" : "uint32_t";
-  auto uns = [&](unsigned i) {
-    Type t = op->getOperand(i).getType();
-    std::string u = t.isInteger(64) ? "uint64_t" : "uint32_t";
-    return "(" + u + ")" + operand(i);
-  };
-  auto bin = [&](StringRef sym) {
-    return "(" + operand(0) + " " + sym.str() + " " + operand(1) + ")";
-  };
   std::string expr;
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
@@ -413,96 +678,22 @@ LogicalResult Emitter::emitScalarArith(Operation *op) {
       else
         expr = std::to_string(i.getInt());
     } else if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
-      expr = llvm::formatv("{0:e}f", f.getValueAsDouble()).str();
+      expr = floatLiteral(f);
     } else {
       return error(op) << "unsupported constant";
     }
   } else {
-    expr =
-        llvm::TypeSwitch<Operation *, std::string>(op)
-            .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return bin("+"); })
-            .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return bin("-"); })
-            .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return bin("*"); })
-            .Case<arith::DivSIOp, arith::DivFOp>([&](auto) { return bin("/"); })
-            .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
-            .Case<arith::AndIOp>([&](auto) { return bin("&"); })
-            .Case<arith::OrIOp>([&](auto) { return bin("|"); })
-            .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
-            .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
-            .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
-            .Case<arith::DivUIOp>([&](auto) {
-              return "(" + *type + ")(" + uns(0) + " / " + uns(1) + ")";
-            })
-            .Case<arith::RemUIOp>([&](auto) {
-              return "(" + *type + ")(" + uns(0) + " % " + uns(1) + ")";
-            })
-            .Case<arith::ShRUIOp>([&](auto) {
-              return "(" + *type + ")(" + uns(0) + " >> " + uns(1) + ")";
-            })
-            .Case<arith::MinSIOp>([&](auto) {
-              return "min(" + operand(0) + ", " + operand(1) + ")";
-            })
-            .Case<arith::MaxSIOp>([&](auto) {
-              return "max(" + operand(0) + ", " + operand(1) + ")";
-            })
-            .Case<arith::MinUIOp>([&](auto) {
-              return "(" + *type + ")min(" + uns(0) + ", " + uns(1) + ")";
-            })
-            .Case<arith::MaxUIOp>([&](auto) {
-              return "(" + *type + ")max(" + uns(0) + ", " + uns(1) + ")";
-            })
-            .Case<arith::CeilDivSIOp>([&](auto) {
-              return "tawaCeilDiv(" + operand(0) + ", " + operand(1) + ")";
-            })
-            .Case<arith::FloorDivSIOp>([&](auto) {
-              return "tawaFloorDiv(" + operand(0) + ", " + operand(1) + ")";
-            })
-            .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](auto) {
-              return "fmaxf(" + operand(0) + ", " + operand(1) + ")";
-            })
-            .Case<arith::MinimumFOp, arith::MinNumFOp>([&](auto) {
-              return "fminf(" + operand(0) + ", " + operand(1) + ")";
-            })
-            .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp,
-                  arith::FPToSIOp>(
-                [&](auto) { return "(" + *type + ")" + operand(0); })
-            .Case<arith::ExtUIOp>([&](auto) {
-              if (op->getOperand(0).getType().isInteger(1))
-                return "(" + *type + ")" + operand(0);
-              return "(" + *type + ")" + uns(0);
-            })
-            .Case<arith::SelectOp>([&](auto) {
-              return "(" + operand(0) + " ? " + operand(1) + " : " +
-                     operand(2) + ")";
-            })
-            .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) {
-              using P = arith::CmpIPredicate;
-              switch (cmp.getPredicate()) {
-              case P::eq:
-                return bin("==");
-              case P::ne:
-                return bin("!=");
-              case P::slt:
-                return bin("<");
-              case P::sle:
-                return bin("<=");
-              case P::sgt:
-                return bin(">");
-              case P::sge:
-                return bin(">=");
-              case P::ult:
-                return "(" + uns(0) + " < " + uns(1) + ")";
-              case P::ule:
-                return "(" + uns(0) + " <= " + uns(1) + ")";
-              case P::ugt:
-                return "(" + uns(0) + " > " + uns(1) + ")";
-              case P::uge:
-                return "(" + uns(0) + " >= " + uns(1) + ")";
-              }
-              return std::string();
-            })
-            .Default([&](Operation *) { return std::string(); });
-    (void)utype;
+    SmallVector<std::string> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(lookup(v));
+    if (auto load = dyn_cast<tt::LoadOp>(op)) {
+      expr = "*(" + operands[0] + ")";
+      if (load.getMask())
+        expr = "(" + operands[1] + " ? " + expr + " : " +
+               (load.getOther() ? operands[2] : *type + "(0)") + ")";
+    } else {
+      expr = elementExpr(op, operands, *type);
+    }
   }
   if (expr.empty())
     return error(op) << "unsupported operation '" << op->getName() << "'";
@@ -696,13 +887,22 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
 
   line() << "if (warpGroupIndex() == 0) {\n";
   ++indent;
-  line() << "// Producer: one elected thread issues waits, expect_tx and TMA "
-            "loads;\n";
-  line() << "// the rest of the warp group only hands its registers over.\n";
+  line() << "// Producer: warp 0 runs the producer program, its elected lane "
+            "issues\n";
+  line() << "// expect_tx and TMA; the other warps only hand their registers "
+            "over.\n";
   line() << "setmaxnregDec<" << regs[0] << ">();\n";
-  line() << "if (warpInGroup() == 0 && electOne()) {\n";
+  line() << "if (warpInGroup() == 0) {\n";
   ++indent;
+  line() << "const bool leader = electOne();\n";
+  line() << "(void)leader;\n";
   region = Region::Producer;
+  for (auto &[v, fb] : fillParity) {
+    line() << "int32_t " << fb.name << "[" << fb.depth
+           << "]; // parity of each slot's last fill, -1: none\n";
+    line() << "for (int s = 0; s < " << fb.depth << "; ++s)\n";
+    line() << "  " << fb.name << "[s] = -1;\n";
+  }
   if (failed(emitBlock(op.getPartitions()[0].front())))
     return failure();
   --indent;
@@ -736,16 +936,94 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<std::string> Emitter::splatOf(Value v) {
+  // Shape changes of a splat are the same splat.
+  while (isa_and_nonnull<tt::ExpandDimsOp, tt::BroadcastOp, tt::ReshapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
   if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
     if (auto splat = dyn_cast<SplatElementsAttr>(c.getValue())) {
-      if (auto f = dyn_cast<FloatAttr>(splat.getSplatValue<Attribute>()))
-        return llvm::formatv("{0:e}f", f.getValueAsDouble()).str();
+      Attribute a = splat.getSplatValue<Attribute>();
+      if (auto f = dyn_cast<FloatAttr>(a)) {
+        if (f.getType().isF32())
+          return floatLiteral(f);
+        FailureOr<std::string> t = scalarType(f.getType(), c.getLoc());
+        if (failed(t))
+          return failure();
+        return *t + "(" + floatLiteral(f) + ")";
+      }
+      if (auto i = dyn_cast<IntegerAttr>(a)) {
+        if (i.getType().isInteger(1))
+          return std::string(i.getValue().isZero() ? "false" : "true");
+        return std::to_string(i.getValue().getSExtValue());
+      }
     }
   }
-  if (auto s = v.getDefiningOp<tt::SplatOp>()) {
-    if (s->getOperand(0).getType().isF32())
-      return lookup(s->getOperand(0));
+  if (auto s = v.getDefiningOp<tt::SplatOp>())
+    return lookup(s->getOperand(0));
+  return failure();
+}
+
+FailureOr<Lay> Emitter::layoutOf(Value v, Operation *user) {
+  StringRef l = layoutAttrOf(v);
+  if (l == "acc")
+    return Lay::Acc;
+  if (l == "row")
+    return Lay::Row;
+  if (l == "col")
+    return Lay::Col;
+  error(user) << "a register tensor of layout '" << l
+              << "' is not supported by CUDA emission (supported: acc, row, "
+                 "col)";
+  return failure();
+}
+
+/// Index expressions of one element, by the layout being iterated.
+static std::string colIndex(Lay target) {
+  return target == Lay::Acc ? "accCol(tid, i)"
+                            : "(8 * (j >> 1) + 2 * (tid % 4) + (j & 1))";
+}
+static std::string rowIndex(Lay target, int64_t frags) {
+  std::string base = "(cg * " + std::to_string(frags) + " + f) * 64 + ";
+  return target == Lay::Acc
+             ? "(" + base + "accRow(tid, i))"
+             : "(" + base + "16 * (tid / 32) + (tid % 32) / 4 + 8 * h)";
+}
+
+FailureOr<std::string> Emitter::at(Value v, Lay target, Operation *user) {
+  auto acc = accs.find(v);
+  if (acc != accs.end()) {
+    if (target != Lay::Acc) {
+      error(user) << "an accumulator read in a row or column layout";
+      return failure();
+    }
+    return acc->second.name + "[f][i]";
   }
+  FailureOr<std::string> s = splatOf(v);
+  if (succeeded(s))
+    return s;
+  auto it = regs.find(v);
+  if (it == regs.end()) {
+    error(user) << "operand has no register layout (it is not an "
+                   "accumulator, a splat or a row/column vector)";
+    return failure();
+  }
+  const Reg &r = it->second;
+  if (r.array.empty()) {
+    if (r.lay == Lay::Col && (target == Lay::Acc || target == Lay::Col))
+      return "(" + r.rangeStart + " + " + colIndex(target) + ")";
+    if (r.lay == Lay::Row && (target == Lay::Acc || target == Lay::Row))
+      return "(" + r.rangeStart + " + " + rowIndex(target, r.frags) + ")";
+  } else if (r.lay == target) {
+    return r.array + (target == Lay::Acc   ? "[f][i]"
+                      : target == Lay::Row ? "[f][h]"
+                                           : "[j]");
+  } else if (target == Lay::Acc) {
+    return r.array + (r.lay == Lay::Col ? "[2 * (i >> 2) + (i & 1)]"
+                                        : "[f][(i >> 1) & 1]");
+  }
+  error(user) << "cannot read a " << (r.lay == Lay::Row ? "row" : "column")
+              << " vector in the " << (target == Lay::Row ? "row" : "column")
+              << " layout (a layout conversion)";
   return failure();
 }
 
@@ -807,35 +1085,58 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   std::optional<StringRef> mma = mmaType(elem);
   if (!mma || tb.type.getElementType() != elem)
     return error(op) << "dot operands must both be f16, bf16 or e4m3";
-  // K-major A ([M, K] slot) and K-major B (tt.trans of an [N, K] slot), each
-  // row exactly one 128-byte swizzle span.
+  bool fp8 = isa<Float8E4M3FNType>(elem);
+  int64_t eb = elemBytes(elem);
+  // A is [M, K] as stored (K-major). B is K-major when it is the transpose
+  // of an [N, K] slot, MN-major when the slot itself is [K, N] (16-bit
+  // types only: fp8 wgmma reads K-major operands).
+  bool bKMajor = tb.transposed;
   int64_t k = ta.type.getShape()[1];
-  if (ta.transposed || !tb.transposed || tb.type.getShape()[1] != k ||
-      k * elemBytes(elem) != kSwizzleBytes)
-    return error(op) << "supported operands: K-major A [M, K] and K-major B "
-                        "(transpose of [N, K]) with K * element size = 128 "
-                        "bytes";
-  if (ta.type.getShape()[0] != acc->frags * 64 * groups ||
-      tb.type.getShape()[0] != acc->cols)
+  int64_t bK = bKMajor ? tb.type.getShape()[1] : tb.type.getShape()[0];
+  int64_t bN = bKMajor ? tb.type.getShape()[0] : tb.type.getShape()[1];
+  if (ta.transposed)
+    return error(op) << "an MN-major (transposed) A operand is not supported";
+  if (!bKMajor && fp8)
+    return error(op) << "fp8 products need a K-major B operand (B stored as "
+                        "[N, K] and transposed in the kernel)";
+  if (bK != k || (k * eb) % kSwizzleBytes != 0)
+    return error(op) << "operand tiles must share K, a multiple of 128 bytes";
+  if (ta.type.getShape()[0] != acc->frags * 64 * groups || bN != acc->cols)
     return error(op) << "operand tiles do not match the accumulator";
-  int64_t mmaK = isa<Float8E4M3FNType>(elem) ? 32 : 16;
-  int64_t kBytes = mmaK * elemBytes(elem);
+  int64_t mmaK = fp8 ? 32 : 16;
+  int64_t kBytes = mmaK * eb;
+  int64_t aRows = ta.type.getShape()[0];
   auto lazy = lazyZero.find(acc->name);
   std::string scaleD = "1";
   if (lazy != lazyZero.end())
     scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
+  // K-major tiles are boxes of 128-byte rows along K: step kk starts in box
+  // (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row.
+  int64_t stepsPerBox = kSwizzleBytes / kBytes;
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << acc->frags << "; ++f) {\n";
-  line() << "  const uint64_t descA = descKMajorSw128(" << ta.ptr << " + (cg * "
-         << acc->frags << " + f) * " << 64 * kSwizzleBytes << ");\n";
-  line() << "  const uint64_t descB = descKMajorSw128(" << tb.ptr << ");\n";
   line() << "#pragma unroll\n";
-  line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk)\n";
-  line() << "    wgmmaSS<" << acc->cols << ", " << *mma << ">(" << acc->name
-         << "[f], descAdvance(descA, kk * " << kBytes
-         << "), descAdvance(descB, kk * " << kBytes << "), " << scaleD
-         << ");\n";
+  line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
+  line() << "    const uint64_t descA = descAdvance(descKMajorSw128(" << ta.ptr
+         << " + (kk / " << stepsPerBox << ") * " << aRows * kSwizzleBytes
+         << " + (cg * " << acc->frags << " + f) * " << 64 * kSwizzleBytes
+         << "), (kk % " << stepsPerBox << ") * " << kBytes << ");\n";
+  if (bKMajor)
+    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
+           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
+           << bN * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
+           << kBytes << ");\n";
+  else
+    // [K, N] slot: boxes of K rows x 64 columns, LBO = one box, K steps of
+    // 16 rows.
+    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
+           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+  line() << "    wgmmaSS<" << acc->cols << ", " << *mma << ", 0, "
+         << (bKMajor ? 0 : 1) << ">(" << acc->name << "[f], descA, descB, "
+         << scaleD << ");\n";
+  line() << "  }\n";
   line() << "}\n";
   line() << "wgmmaCommit();\n";
   if (lazy != lazyZero.end())
@@ -868,46 +1169,135 @@ LogicalResult Emitter::emitDotWait(DotWaitOp op) {
   return success();
 }
 
-LogicalResult Emitter::emitAccElementwise(Operation *op) {
-  if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-           arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
-           arith::MinNumFOp>(op) ||
-      op->getNumOperands() != 2)
-    return error(op) << "unsupported tensor operation '" << op->getName()
-                     << "' (epilogues support element-wise f32 arithmetic "
-                        "with a scalar or splat operand)";
+LogicalResult Emitter::emitTensorOp(Operation *op) {
+  if (region != Region::Consumer)
+    return error(op) << "register tensors are only supported in the "
+                        "consumer partition";
+  Value res = op->getResult(0);
   if (isa<arith::ConstantOp, tt::SplatOp>(op))
+    return success(); // materialized where used
+  if (auto range = dyn_cast<tt::MakeRangeOp>(op)) {
+    FailureOr<Lay> lay = layoutOf(res, op);
+    if (failed(lay))
+      return failure();
+    if (*lay == Lay::Acc)
+      return error(op) << "a 1-D range in the accumulator layout";
+    Reg r;
+    r.lay = *lay;
+    r.rangeStart = std::to_string(range.getStart());
+    int64_t n = cast<RankedTensorType>(res.getType()).getShape()[0];
+    r.frags = n / (64 * groups);
+    r.cols = n;
+    if (*lay == Lay::Row && n % (64 * groups) != 0)
+      return error(op) << "a row vector of " << n
+                       << " elements does not split into 64-row fragments "
+                          "over "
+                       << groups << " consumer group(s)";
+    regs[res] = r;
     return success();
-  // One operand is the accumulator, updated in place; the other a splat.
-  int accIdx = accs.count(op->getOperand(0)) ? 0 : 1;
-  Value accV = op->getOperand(accIdx), other = op->getOperand(1 - accIdx);
-  if (!accs.count(accV))
-    return error(op) << "element-wise operand is not an accumulator";
-  if (!accV.hasOneUse())
-    return error(op) << "an accumulator updated in place must have no "
-                        "other uses";
-  FailureOr<std::string> s = splatOf(other);
-  if (failed(s))
-    return error(op) << "the other operand must be a scalar splat or a splat "
-                        "constant";
-  Acc acc = accs[accV];
-  std::string x = acc.name + "[f][i]";
-  std::string a = accIdx == 0 ? x : *s, b = accIdx == 0 ? *s : x;
-  std::string expr =
-      llvm::TypeSwitch<Operation *, std::string>(op)
-          .Case<arith::AddFOp>([&](auto) { return a + " + " + b; })
-          .Case<arith::SubFOp>([&](auto) { return a + " - " + b; })
-          .Case<arith::MulFOp>([&](auto) { return a + " * " + b; })
-          .Case<arith::DivFOp>([&](auto) { return a + " / " + b; })
-          .Case<arith::MaximumFOp, arith::MaxNumFOp>(
-              [&](auto) { return "fmaxf(" + a + ", " + b + ")"; })
-          .Default([&](Operation *) { return "fminf(" + a + ", " + b + ")"; });
+  }
+  if (isa<tt::ExpandDimsOp, tt::BroadcastOp, tt::ReshapeOp>(op)) {
+    // The threads' elements stay where they are; only the shape changes.
+    Value src = op->getOperand(0);
+    if (succeeded(splatOf(src)))
+      return success();
+    if (accs.count(src)) {
+      accs[res] = accs[src];
+      return success();
+    }
+    auto it = regs.find(src);
+    if (it == regs.end())
+      return error(op) << "operand has no register layout";
+    regs[res] = it->second;
+    return success();
+  }
+  return emitElementwise(op);
+}
+
+LogicalResult Emitter::emitElementwise(Operation *op) {
+  Value res = op->getResult(0);
+  auto type = cast<RankedTensorType>(res.getType());
+  FailureOr<Lay> lay = layoutOf(res, op);
+  if (failed(lay))
+    return failure();
+  Type elem = type.getElementType();
+  FailureOr<std::string> ctype = scalarType(elem, op->getLoc());
+  if (failed(ctype))
+    return failure();
+  int64_t frags = 0, cols = 0;
+  if (*lay == Lay::Acc) {
+    if (type.getRank() != 2)
+      return error(op) << "an accumulator-layout tensor must be 2-D";
+    frags = type.getShape()[0] / (64 * groups);
+    cols = type.getShape()[1];
+  } else if (*lay == Lay::Row) {
+    frags = type.getShape()[0] / (64 * groups);
+  } else {
+    cols = type.getShape().back();
+  }
+  SmallVector<std::string> x;
+  for (Value v : op->getOperands()) {
+    FailureOr<std::string> e = at(v, *lay, op);
+    if (failed(e))
+      return failure();
+    x.push_back(*e);
+  }
+  std::string expr;
+  if (auto load = dyn_cast<tt::LoadOp>(op)) {
+    expr = "*(" + x[0] + ")";
+    if (load.getMask())
+      expr = "(" + x[1] + " ? " + expr + " : " +
+             (load.getOther() ? x[2] : *ctype + "(0)") + ")";
+  } else {
+    expr = elementExpr(op, x, *ctype);
+  }
+  if (expr.empty())
+    return error(op) << "unsupported tensor operation '" << op->getName()
+                     << "'";
+
+  std::string name, idx = *lay == Lay::Acc   ? "[f][i]"
+                          : *lay == Lay::Row ? "[f][h]"
+                                             : "[j]";
+  if (*lay == Lay::Acc && elem.isF32()) {
+    // Update an accumulator in place when this op is its only reader, so
+    // that a rescaled accumulator stays the register array wgmma writes.
+    std::optional<Acc> into;
+    for (Value v : op->getOperands())
+      if (accs.count(v) && v.hasOneUse())
+        into = accs[v];
+    if (!into) {
+      into = Acc{fresh("acc"), frags, cols};
+      line() << "float " << into->name << "[" << frags << "][" << cols / 2
+             << "];\n";
+    }
+    name = into->name;
+    accs[res] = *into;
+  } else {
+    Reg r;
+    r.lay = *lay;
+    r.array = fresh("t");
+    r.frags = frags;
+    r.cols = cols;
+    name = r.array;
+    line() << *ctype << " " << name
+           << (*lay == Lay::Acc   ? "[" + std::to_string(frags) + "][" +
+                                      std::to_string(cols / 2) + "]"
+               : *lay == Lay::Row ? "[" + std::to_string(frags) + "][2]"
+                                  : "[" + std::to_string(cols / 4) + "]")
+           << ";\n";
+    regs[res] = r;
+  }
   line() << "#pragma unroll\n";
-  line() << "for (int f = 0; f < " << acc.frags << "; ++f)\n";
-  line() << "#pragma unroll\n";
-  line() << "  for (int i = 0; i < " << acc.cols / 2 << "; ++i)\n";
-  line() << "    " << x << " = " << expr << ";\n";
-  accs[op->getResult(0)] = acc;
+  if (*lay == Lay::Col) {
+    line() << "for (int j = 0; j < " << cols / 4 << "; ++j)\n";
+  } else {
+    line() << "for (int f = 0; f < " << frags << "; ++f)\n";
+    line() << "#pragma unroll\n";
+    line() << (*lay == Lay::Acc ? "  for (int i = 0; i < " +
+                                      std::to_string(cols / 2) + "; ++i)\n"
+                                : std::string("  for (int h = 0; h < 2; ++h)\n"));
+  }
+  line() << "    " << name << idx << " = " << expr << ";\n";
   return success();
 }
 
@@ -924,7 +1314,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   StringRef cty = elemNames(it->second.elem)->first;
   usesEpilogue = true;
   int64_t boxes = acc.cols / kEpiBoxCols;
-  std::string desc = names[op.getDesc()];
+  std::string desc = descRef(op.getDesc());
   std::string row0 = lookup(op.getIndices()[0]),
               col0 = lookup(op.getIndices()[1]);
   line() << "// Epilogue: " << boxes
@@ -949,7 +1339,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     line() << "fenceProxyAsyncShared();\n";
     line() << "namedBarrierSync(1 + cg, kWarpGroupThreads);\n";
     line() << "if (tid == 0) {\n";
-    line() << "  tmaStore2D(&" << desc << ", buf, " << col0 << " + "
+    line() << "  tmaStore2D(" << desc << ", buf, " << col0 << " + "
            << b * kEpiBoxCols << ", row);\n";
     line() << "  tmaStoreCommit();\n";
     line() << "}\n";
@@ -959,6 +1349,66 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   }
   --indent;
   line() << "}\n";
+  return success();
+}
+
+LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
+  auto it = deviceMaps.find(op);
+  if (it == deviceMaps.end())
+    return error(op) << "internal error: tensor descriptor without a slot";
+  const DeviceMap &m = it->second;
+  if (op.getShape().size() != 2)
+    return error(op) << "only rank-2 device-side tensor descriptors are "
+                        "supported";
+  APInt one;
+  if (!matchPattern(op.getStrides()[1], m_ConstantInt(&one)) || one != 1)
+    return error(op) << "the innermost stride of a tensor descriptor must be "
+                        "the constant 1";
+  Type elem = cast<tt::TensorDescType>(op.getType())
+                  .getBlockType()
+                  .getElementType();
+  std::string map = fresh("tmap");
+  std::string args =
+      map + ", descStaging + " +
+      (region == Region::Producer ? std::string("0")
+                                  : std::string("128 * (1 + cg)")) +
+      ", " + lookup(op.getBase()) + ", (uint32_t)" + lookup(op.getShape()[1]) +
+      ", (uint32_t)" + lookup(op.getShape()[0]) + ", (uint64_t)" +
+      lookup(op.getStrides()[0]) + " * " + std::to_string(elemBytes(elem));
+  std::string make = "makeTensorMap2D<TensorMapElem::" + m.elem + ", " +
+                     std::to_string(m.box[1]) + ", " +
+                     std::to_string(m.box[0]) + ">(" + args + ");\n";
+  if (region == Region::Producer) {
+    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
+           << m.slot << "];\n";
+    line() << "// TMA loads still in flight may read the map being replaced: "
+              "wait for\n";
+    line() << "// the last fill of every slot first.\n";
+    for (auto &[bar, fb] : fillParity) {
+      line() << "for (int s = 0; s < " << fb.depth << "; ++s)\n";
+      line() << "  if (" << fb.name << "[s] >= 0)\n";
+      line() << "    mbarrierWait(&" << bars[bar].name << "[s], " << fb.name
+             << "[s]);\n";
+    }
+    line() << make;
+    line() << "if (leader)\n";
+    line() << "  tensorMapAcquire(" << map << ");\n";
+  } else if (region == Region::Consumer) {
+    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
+           << m.slot << " + cg];\n";
+    line() << "if (tid < 32) {\n";
+    line() << "  // Stores through the map being replaced must be done.\n";
+    line() << "  if (tid == 0)\n";
+    line() << "    tmaStoreWait<0>();\n";
+    line() << "  __syncwarp();\n";
+    line() << "  " << make;
+    line() << "  if (tid == 0)\n";
+    line() << "    tensorMapAcquire(" << map << ");\n";
+    line() << "}\n";
+  } else {
+    return error(op) << "a tensor descriptor built outside the partitions";
+  }
+  names[op.getResult()] = map;
   return success();
 }
 
@@ -1003,9 +1453,12 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                << "only rank-2 f16/bf16/e4m3 tensor descriptors are supported";
       p.kind = "tensormap";
       p.dtype = en->second.str();
-      p.box.assign(block.getShape().begin(), block.getShape().end());
-      // Store descriptors move 64-row x 64-column boxes (one fragment's
-      // slice each); loads move the whole tile.
+      // Loads move the tile as boxes of 128-byte rows (emitOp, TmaLoadOp);
+      // stores move 64-row x 64-column boxes (one fragment's slice each).
+      p.box = {block.getShape()[0],
+               std::min<int64_t>(block.getShape()[1],
+                                 kSwizzleBytes /
+                                     elemBytes(block.getElementType()))};
       bool stored = llvm::any_of(arg.getUsers(), [](Operation *u) {
         return isa<tt::DescriptorStoreOp>(u);
       });
@@ -1028,6 +1481,12 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       }
       descParams.push_back({arg, name});
       p.ctype = "const __grid_constant__ CUtensorMap";
+    } else if (auto ptr = dyn_cast<tt::PointerType>(arg.getType())) {
+      FailureOr<std::string> ctype = scalarType(ptr, arg.getLoc());
+      if (failed(ctype))
+        return failure();
+      p.kind = "ptr";
+      p.ctype = *ctype;
     } else if (arg.getType().isInteger(32) || arg.getType().isInteger(64)) {
       p.kind = arg.getType().isInteger(32) ? "i32" : "i64";
       p.ctype = arg.getType().isInteger(32) ? "int32_t" : "int64_t";
@@ -1061,6 +1520,53 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     }
   }
   groups = ws.getWarps().size() == 2 ? ws.getWarps()[1] / 4 : 1;
+  // Device-side tensor descriptors: one global slot per SM and creating
+  // warp (the producer's, or one per consumer group).
+  bool producerMaps = false;
+  WalkResult mapWalk = ws.walk([&](tt::MakeTensorDescOp make) {
+    bool inProducer =
+        ws.getPartitions()[0].isAncestor(make->getParentRegion());
+    RankedTensorType block =
+        cast<tt::TensorDescType>(make.getType()).getBlockType();
+    Type elem = block.getElementType();
+    DeviceMap m;
+    m.slot = deviceMapSlots;
+    deviceMapSlots += inProducer ? 1 : groups;
+    producerMaps |= inProducer;
+    m.elem = elem.isF16()    ? "F16"
+             : elem.isBF16() ? "BF16"
+             : elem.isF32()  ? "F32"
+             : isa<Float8E4M3FNType>(elem)
+                 ? "U8"
+                 : "";
+    bool stored = false, loaded = false;
+    for (Operation *u : make->getUsers()) {
+      stored |= isa<tt::DescriptorStoreOp>(u);
+      loaded |= !isa<tt::DescriptorStoreOp>(u);
+    }
+    if (m.elem.empty() || block.getRank() != 2 || (stored && loaded)) {
+      error(make) << "supported device-side descriptors: rank 2, f16, bf16, "
+                     "f32 or e4m3, either loaded or stored";
+      return WalkResult::interrupt();
+    }
+    if (stored)
+      m.box = {64, kEpiBoxCols};
+    else
+      m.box = {block.getShape()[0],
+               std::min<int64_t>(block.getShape()[1],
+                                 kSwizzleBytes / elemBytes(elem))};
+    deviceMaps[make] = m;
+    return WalkResult::advance();
+  });
+  if (mapWalk.wasInterrupted())
+    return failure();
+  if (producerMaps)
+    ws.getPartitions()[0].walk([&](TmaLoadOp load) {
+      if (!fillParity.count(load.getBars()))
+        fillParity[load.getBars()] = {
+            fresh("fills"),
+            cast<MBarriersType>(load.getBars().getType()).getCount()};
+    });
   bool stores = false;
   ws.walk([&](tt::DescriptorStoreOp) { stores = true; });
   offset = llvm::alignTo(offset, 1024);
@@ -1071,6 +1577,15 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                                  "staging boxes per consumer group",
                                  epiOffset)
                        .str());
+  if (deviceMapSlots) {
+    offset = llvm::alignTo(offset, 128);
+    layout.push_back(llvm::formatv("uint8_t *descStaging = smem + {0}; // "
+                                   "tensor maps built by the producer warp "
+                                   "and each consumer group",
+                                   offset)
+                         .str());
+    offset += 128 * (1 + groups);
+  }
   SmallVector<std::string> inits;
   for (Operation &op : entry) {
     if (auto alloc = dyn_cast<MBarrierAllocOp>(op)) {
@@ -1089,6 +1604,10 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     }
   }
   int64_t smemBytes = offset + 1024;
+  // Device-built tensor maps live in per-SM slots: the CTA must have its SM
+  // to itself, which asking for more than half of its shared memory ensures.
+  if (deviceMapSlots)
+    smemBytes = std::max<int64_t>(smemBytes, kExclusiveSmemBytes);
   if (smemBytes > 232448)
     return error(ws) << "needs " << smemBytes
                      << " bytes of shared memory; Hopper has 232448";
@@ -1113,6 +1632,14 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
      << "  T q = a / b;\n  return q - T((a % b != 0) && ((a < 0) != (b < 0)));"
         "\n}\n"
      << "} // namespace\n\n";
+  if (deviceMapSlots) {
+    os << "// Tensor maps built by the kernel (tt.make_tensor_descriptor): "
+          "one slot per SM\n// and creating warp; each CTA has its SM to "
+          "itself (see its shared memory).\n";
+    os << "constexpr int kTawaMaxSms = 256;\n";
+    os << "__device__ __align__(128) CUtensorMap tawaTensorMaps[kTawaMaxSms]["
+       << deviceMapSlots << "];\n\n";
+  }
   os << "extern \"C\" __global__ void __launch_bounds__(" << threads
      << ", 1)\n    " << kernelName << "(";
   for (auto [i, p] : llvm::enumerate(params))
@@ -1128,6 +1655,8 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   for (const std::string &l : layout)
     os << "  " << l << "\n";
   os << "  (void)epi;\n";
+  if (deviceMapSlots)
+    os << "  if (smId() >= kTawaMaxSms)\n    __trap();\n";
   os << "  if (threadIdx.x == 0) {\n";
   for (const std::string &i : inits)
     os << "    " << i << "\n";

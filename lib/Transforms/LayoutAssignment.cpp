@@ -151,6 +151,7 @@ private:
     set(d, kAcc, op);
     set(b, kSmem, op);
     if (get(a).empty() && !a.getDefiningOp<tawa::ArefGetOp>() &&
+        !a.getDefiningOp<tawa::SlotViewOp>() &&
         !a.getDefiningOp<tt::DescriptorLoadOp>() &&
         !a.getDefiningOp<tt::TransOp>())
       set(a, kAReg, op);
@@ -164,6 +165,8 @@ private:
         set(v, kSmem, op);
       return;
     }
+    if (auto slot = dyn_cast<tawa::SlotViewOp>(op))
+      return set(slot.getTile(), kSmem, op);
     if (auto trans = dyn_cast<tt::TransOp>(op))
       return tie({trans.getSrc(), trans.getResult()}, op);
     if (auto dot = dyn_cast<tt::DotOp>(op))

@@ -87,6 +87,8 @@ def _library():
         "tawa_kernel_launch_grid": ([P, ctypes.POINTER(_Arg), ctypes.c_int, ctypes.c_uint32 * 3, P],
                                     ctypes.c_int),
         "tawa_kernel_prepare": ([P, ctypes.POINTER(_Arg), ctypes.c_int, ctypes.POINTER(P)], ctypes.c_int),
+        "tawa_kernel_prepare_grid": ([P, ctypes.POINTER(_Arg), ctypes.c_int, ctypes.c_uint32 * 3,
+                                      ctypes.POINTER(P)], ctypes.c_int),
         "tawa_plan_launch": ([P, P], ctypes.c_int),
         "tawa_plan_free": ([P], None),
         "tawa_compile_cuda": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
@@ -181,17 +183,29 @@ def compile_cuda(source, name="kernel.cu", options=()):
     return buf.value.decode(), bool(hit.value)
 
 
+def _grid_dims(grid):
+    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 0 for d in dims):
+        raise ValueError(f"grid must be 1 to 3 non-negative ints, got {grid!r}")
+    return dims + (1,) * (3 - len(dims))
+
+
 class Plan:
     """A prepared launch; calling it launches. Holds the argument tensors so
     their memory outlives the plan."""
 
-    def __init__(self, kernel, args):
+    def __init__(self, kernel, args, grid=None):
         self._lib = _library()
         self._kernel = kernel  # keeps the module loaded
         self._args = args
         handle = ctypes.c_void_p()
         arr = _convert(args)
-        _check(self._lib.tawa_kernel_prepare(kernel._handle, arr, len(args), ctypes.byref(handle)))
+        if grid is None:
+            _check(self._lib.tawa_kernel_prepare(kernel._handle, arr, len(args), ctypes.byref(handle)))
+        else:
+            _check(self._lib.tawa_kernel_prepare_grid(kernel._handle, arr, len(args),
+                                                      (ctypes.c_uint32 * 3)(*_grid_dims(grid)),
+                                                      ctypes.byref(handle)))
         self._handle = handle
 
     def __call__(self, stream=None):
@@ -234,18 +248,15 @@ class Kernel:
             _check(self._lib.tawa_kernel_launch(self._handle, _convert(args), len(args),
                                                 _stream_handle(stream)))
             return
-        dims = (grid,) if isinstance(grid, int) else tuple(grid)
-        if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 0 for d in dims):
-            raise ValueError(f"grid must be 1 to 3 non-negative ints, got {grid!r}")
-        dims = dims + (1,) * (3 - len(dims))
         _check(self._lib.tawa_kernel_launch_grid(self._handle, _convert(args), len(args),
-                                                 (ctypes.c_uint32 * 3)(*dims),
+                                                 (ctypes.c_uint32 * 3)(*_grid_dims(grid)),
                                                  _stream_handle(stream)))
 
     launch = __call__
 
-    def prepare(self, *args):
-        return Plan(self, args)
+    def prepare(self, *args, grid=None):
+        """A Plan for these arguments; `grid` as for a launch."""
+        return Plan(self, args, grid)
 
     def __del__(self):
         if getattr(self, "_handle", None):

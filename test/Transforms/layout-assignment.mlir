@@ -1,6 +1,11 @@
 // RUN: tawa-opt %s -split-input-file -verify-diagnostics -tawa-layout-assignment | FileCheck %s
 // RUN: tawac %shared_ttir/gemm_bias_relu.ttir --emit=ws-ir -o %t.bias.mlir
 // RUN: tawa-opt %t.bias.mlir -tawa-layout-assignment | FileCheck %s --check-prefix=BIAS
+// After aref lowering (the order tawac runs), wgmma operands are slot views
+// of shared memory, A included.
+// RUN: tawa-opt %t.bias.mlir -tawa-aref-lowering -tawa-layout-assignment | FileCheck %s --check-prefix=LOWERED
+// LOWERED: tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<{{.*}}x128x64xf16, 3>
+// LOWERED: tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<{{.*}}x64x128xf16, 3>
 // RUN: tawac %examples_ttir/attn_fwd_fp16_causal.ttir --emit=ws-ir -o %t.attn.mlir
 // RUN: tawa-opt %t.attn.mlir -tawa-layout-assignment | FileCheck %s --check-prefix=ATTN
 

@@ -26,6 +26,10 @@ TEST(CApi, LoadFailureSetsLastError) {
   const uint32_t grid[3] = {1, 1, 1};
   EXPECT_EQ(tawa_kernel_launch_grid(nullptr, nullptr, 0, grid, nullptr), -1);
   EXPECT_EQ(std::string(tawa_last_error()), "null tawa_kernel");
+  tawa_plan *plan = nullptr;
+  EXPECT_EQ(tawa_kernel_prepare_grid(nullptr, nullptr, 0, grid, &plan), -1);
+  EXPECT_EQ(std::string(tawa_last_error()), "null tawa_kernel");
+  EXPECT_EQ(plan, nullptr);
   EXPECT_EQ(tawa_kernel_num_params(nullptr), -1);
 }
 

@@ -171,6 +171,16 @@ TEST_F(MockDriverTest, PreparedLaunchEncodesOnce) {
   EXPECT_EQ(state_->launches[2].paramAddr[0], state_->launches[0].paramAddr[0]);
 }
 
+TEST_F(MockDriverTest, PreparedLaunchKeepsAnExplicitGrid) {
+  Kernel k = Kernel::load(write(kPersistent, "[1, 1, 1]", 0));
+  PreparedLaunch p = k.prepare(args(256, 512), ExplicitGrid{7, 2, 1});
+  p.launch();
+  ASSERT_EQ(state_->numLaunches, 1);
+  EXPECT_EQ(state_->launches[0].grid[0], 7u);
+  EXPECT_EQ(state_->launches[0].grid[1], 2u);
+  EXPECT_EQ(state_->launches[0].grid[2], 1u);
+}
+
 TEST_F(MockDriverTest, EmptyProblemLaunchesNothing) {
   Kernel k = Kernel::load(write(kPersistent, "[1, 1, 1]", 0));
   // M = 0 cannot be described by a tensor map (extent 0), so only N = 0 is

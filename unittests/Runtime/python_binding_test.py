@@ -65,7 +65,11 @@ k(a, c, 0x300000, 1000, 1000, 2)  # ptr from an int, f32 from an int
 plan = k.prepare(a, c, p, 1000, 1000, 0.5)
 plan()
 plan(stream=torch.cuda.Stream(0))
-expect(True, "launch, prepared launch")
+plan = k.prepare(a, c, p, 1000, 1000, 0.5, grid=(5, 3))
+plan()
+expect(True, "launch, prepared launch, prepared launch with a grid")
+ok, msg = raises(lambda: k.prepare(a, c, p, 1000, 1000, 0.5, grid=(1, 1 << 20)), "exceeds the CUDA limit")
+expect(ok, f"a prepared grid reaches the runtime's checks: {msg}")
 
 cases = [
     (lambda: k(a, c, p, 1000, 1000), "expected 6 arguments, got 5"),

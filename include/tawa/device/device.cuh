@@ -3,5 +3,6 @@
 #include "tawa/device/fragment.cuh"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/sync.cuh"
+#include "tawa/device/tensormap.cuh"
 #include "tawa/device/tma.cuh"
 #include "tawa/device/wgmma.cuh"

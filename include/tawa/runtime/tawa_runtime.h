@@ -83,6 +83,10 @@ int tawa_kernel_launch_grid(const tawa_kernel *kernel, const tawa_arg *args,
 typedef struct tawa_plan tawa_plan;
 int tawa_kernel_prepare(const tawa_kernel *kernel, const tawa_arg *args,
                         int nargs, tawa_plan **out);
+/* tawa_kernel_prepare with a caller-chosen grid (as tawa_kernel_launch_grid). */
+int tawa_kernel_prepare_grid(const tawa_kernel *kernel, const tawa_arg *args,
+                             int nargs, const uint32_t grid[3],
+                             tawa_plan **out);
 int tawa_plan_launch(const tawa_plan *plan, void *stream);
 void tawa_plan_free(tawa_plan *plan);
 
