@@ -61,7 +61,7 @@ std::vector<KernelArg> convertArgs(const tawa_arg *args, int nargs) {
       if (a.rank < 1 || a.rank > 5)
         throw Error("argument " + std::to_string(i) + ": tensor rank " +
                     std::to_string(a.rank) + " outside 1..5");
-      if (a.dtype < 0 || a.dtype > TAWA_DTYPE_I32)
+      if (a.dtype < 0 || a.dtype > TAWA_DTYPE_I64)
         throw Error("argument " + std::to_string(i) + ": unknown dtype code " +
                     std::to_string(a.dtype));
       TensorDesc t;

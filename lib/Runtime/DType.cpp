@@ -15,12 +15,14 @@ const std::vector<DTypeInfo> &allDTypes() {
       {DType::E5M2, "e5m2", 1, CU_TENSOR_MAP_DATA_TYPE_UINT8, false},
       {DType::I8, "i8", 1, CU_TENSOR_MAP_DATA_TYPE_UINT8, false},
       {DType::I32, "i32", 4, CU_TENSOR_MAP_DATA_TYPE_INT32, false},
+      {DType::I64, "i64", 8, CU_TENSOR_MAP_DATA_TYPE_INT64, false},
   };
   return table;
 }
 
 static_assert(static_cast<int>(DType::F16) == 0 &&
-                  static_cast<int>(DType::I32) == 6,
+                  static_cast<int>(DType::I32) == 6 &&
+                  static_cast<int>(DType::I64) == 7,
               "DType values are part of the C ABI");
 
 const DTypeInfo &dtypeInfo(DType dtype) {

@@ -29,6 +29,7 @@ DTYPE_CODES = {
     torch.float8_e5m2: 4,
     torch.int8: 5,
     torch.int32: 6,
+    torch.int64: 7,
 }
 
 

@@ -99,7 +99,7 @@ TEST(Metadata, ErrorsNameFileFieldAndProblem) {
   EXPECT_EQ(errorOf(replaced(kGemm, R"("dtype": "f16", "box": [128, 64])",
                              R"("dtype": "f8", "box": [128, 64])")),
             "k.json: $.params[0].dtype: unknown dtype \"f8\" (expected one of: "
-            "\"f16\", \"bf16\", \"f32\", \"e4m3\", \"e5m2\", \"i8\", \"i32\")");
+            "\"f16\", \"bf16\", \"f32\", \"e4m3\", \"e5m2\", \"i8\", \"i32\", \"i64\")");
   EXPECT_EQ(errorOf(replaced(kGemm, "[128, 64]", "[128, 257]")),
             "k.json: $.params[0].box[1]: value 257 outside [1, 256]");
   EXPECT_EQ(errorOf(replaced(kGemm, "[128, 64]", "[128, 128]")),
@@ -224,6 +224,8 @@ TEST(DTypes, TableIsConsistent) {
   EXPECT_EQ(dtypeInfo(DType::E4M3).tmaType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
   EXPECT_FALSE(dtypeInfo(DType::E5M2).tmaIsFloat);
   EXPECT_EQ(dtypeInfo(DType::I32).tmaType, CU_TENSOR_MAP_DATA_TYPE_INT32);
+  EXPECT_EQ(dtypeInfo(DType::I64).bytes, 8u);
+  EXPECT_EQ(parseDType("i64"), DType::I64);
   EXPECT_FALSE(parseDType("F16").has_value()); // spellings are exact
   EXPECT_EQ(swizzleSpanBytes(Swizzle::B64), 64u);
   EXPECT_EQ(swizzleSpanBytes(Swizzle::None), 0u);

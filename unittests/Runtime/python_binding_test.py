@@ -62,6 +62,7 @@ k(a, c, p, 1000, 1000, 0.5, grid=(7, 2))
 ok, msg = raises(lambda: k(a, c, p, 1000, 1000, 0.5, grid=(1, 1 << 20)), "exceeds the CUDA limit")
 expect(ok, f"explicit grid reaches the runtime's checks: {msg}")
 k(a, c, 0x300000, 1000, 1000, 2)  # ptr from an int, f32 from an int
+k(a, c, T(0x300000, torch.int64, (3,), (1,)), 1000, 1000, 0.5)  # a pointer table
 plan = k.prepare(a, c, p, 1000, 1000, 0.5)
 plan()
 plan(stream=torch.cuda.Stream(0))

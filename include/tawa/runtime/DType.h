@@ -23,7 +23,8 @@ enum class DType {
   E4M3 = 3,
   E5M2 = 4,
   I8 = 5,
-  I32 = 6
+  I32 = 6,
+  I64 = 7
 };
 
 struct DTypeInfo {

@@ -4,7 +4,7 @@ python_binding_test.py). Not a tensor library: tensors are just an address,
 a dtype, a shape and strides."""
 
 float16, bfloat16, float32 = "float16", "bfloat16", "float32"
-float8_e4m3fn, float8_e5m2, int8, int32 = "float8_e4m3fn", "float8_e5m2", "int8", "int32"
+float8_e4m3fn, float8_e5m2, int8, int32, int64 = "float8_e4m3fn", "float8_e5m2", "int8", "int32", "int64"
 
 
 class Tensor:
