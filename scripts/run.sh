@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: build tawa, compile a sample kernel and show what tawa sees in it;
-# where a GPU is present, also build the device library and runtime, run the GPU
-# tests and time the reference warp-specialized GEMM against cuBLAS.
+# The main job: build tawa, show what tawa sees in a sample kernel and compile it
+# to an sm_90a CUBIN with its launch metadata; where a GPU is present, also run
+# every GPU test (the compiled kernels' correctness included) and time the
+# compiled GEMMs against cuBLAS and Triton (scripts/gpu-suite.sh).
 # Usage: scripts/run.sh [KERNEL.ttir]   (default: examples/ttir/gemm_fp16.ttir)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,13 +29,23 @@ if [ "$build_compiler" = 1 ]; then
   ninja -C build-run -j "${TAWA_JOBS:-2}" tawac
   echo "== tawac $kernel --emit=summary =="
   build-run/bin/tawac "$kernel" --emit=summary
+  name=$(basename "$kernel" .ttir)
+  echo "== tawac $kernel --emit=cubin -o build-run/kernels/$name.cubin =="
+  mkdir -p build-run/kernels
+  build-run/bin/tawac "$kernel" --emit=cubin -o "build-run/kernels/$name.cubin" --print-resources
+  echo "wrote build-run/kernels/$name.cubin and build-run/kernels/$name.json:"
+  cat "build-run/kernels/$name.json"
+  if [ "$have_gpu" = 1 ]; then
+    # Every GEMM-family kernel under every configuration, for the GPU suite.
+    python3 gpu/compiled/make_kernels.py --tawac build-run/bin/tawac --out build-kernels
+  fi
 else
   echo "run.sh: MLIR 22 is not installed here and cannot be installed: skipping the compiler"
 fi
 
 if [ "$have_gpu" = 1 ]; then
-  echo "== GPU: device-library tests and reference GEMM vs cuBLAS =="
+  echo "== GPU: device-library tests, compiled kernels, GEMM vs cuBLAS and Triton =="
   exec scripts/gpu-suite.sh
 else
-  echo "run.sh: no GPU here: the kernel is not run (scripts/gpu-suite.sh runs it on an H100)"
+  echo "run.sh: no GPU here: the kernel is not run (on an H100: gpu/compiled/make_kernels.py here, then scripts/gpu-suite.sh there)"
 fi
