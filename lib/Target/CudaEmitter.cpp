@@ -740,6 +740,11 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
   for (auto [init, arg, res] :
        llvm::zip(op.getInitArgs(), op.getRegionIterArgs(), op.getResults())) {
     if (isa<RankedTensorType>(arg.getType())) {
+      StringRef lay = layoutAttrOf(arg);
+      if (!lay.empty() && lay != "acc")
+        return error(op) << "a loop-carried register tensor in the '" << lay
+                         << "' layout (such as running softmax statistics) is "
+                            "not supported by CUDA emission yet";
       bool lazy = !accs.count(init) && isZeroSplat(init) && arg.hasOneUse() &&
                   isa<DotAsyncOp>(*arg.getUsers().begin()) &&
                   arg.getUsers().begin()->getBlock() == op.getBody();
