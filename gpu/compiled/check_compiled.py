@@ -110,6 +110,16 @@ def main():
               f"worst rel err {worst:.2e}  ({time.time() - t0:.1f}s)")
         passed += ok
         failed += not ok
+    # Kernel x configuration matrix, for a glance at the whole sweep.
+    configs, matrix = [], {}
+    for row in results:
+        kernel, config = row["id"].rsplit("/", 1)
+        if config not in configs:
+            configs.append(config)
+        matrix.setdefault(kernel, {})[config] = "ok" if row["ok"] else "FAIL"
+    print(f"\n{'kernel':28s} " + " ".join(f"{c:>7s}" for c in configs))
+    for kernel, cells in matrix.items():
+        print(f"{kernel:28s} " + " ".join(f"{cells.get(c, '-'):>7s}" for c in configs))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seed": seed, "commit": manifest["commit"], "results": results}, f, indent=1)
