@@ -16,14 +16,24 @@ repetitions; it clears a 256 MB buffer before every call, so L2 starts
 cold). Writes bench/results/<date>-<device>-gemm.json with one row per
 (dtype, shape): {"workload", "shape", "tflops": {"tawa", "cublas",
 "triton"}, ...}.
+
+--ablation adds the steps of the Tawa paper's Fig. 12 at K = 16384 (fp16):
+one consumer group on 128x128 tiles, one CTA per tile; two cooperative
+groups on 128x256 tiles; persistent; the default ring depth. --dp-sweep
+times every ring depth D x MMA lag P (Fig. 11). --family times the batched
+and grouped GEMM samples against Triton compiling their source
+(../shared/ttir/triton_kernels.py, copied next to the manifest by
+make_kernels.py). --plot writes a PNG of the K sweep.
 """
 import argparse
+import ast
 import datetime
 import json
 import os
 import shlex
 import socket
 import sys
+import types
 
 import torch
 import triton
@@ -69,6 +79,155 @@ def triton_runner(dt, a, b, c, m, n, k, cfg):
     return run
 
 
+def load_jit_functions(path):
+    """The @triton.jit functions of a Triton script, without running the
+    script's own driver code: its imports and decorated functions, compiled
+    with the file's name and line numbers so that Triton reads their source."""
+    tree = ast.parse(open(path).read(), path)
+    keep = [n for n in tree.body
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+            or (isinstance(n, ast.FunctionDef) and n.decorator_list)]
+    mod = types.ModuleType(os.path.splitext(os.path.basename(path))[0])
+    mod.__file__ = path
+    sys.modules[mod.__name__] = mod
+    exec(compile(ast.Module(body=keep, type_ignores=[]), path, "exec"), mod.__dict__)
+    return mod
+
+
+def kernel_row(by_id, base, kid):
+    entry = by_id.get(kid)
+    if not entry or entry["error"]:
+        return None
+    return workloads.Loaded(os.path.join(base, entry["metadata"]))
+
+
+def time_gemm(kern, m, n, k, dname):
+    """tawa's median time (ms) and relative error for C = A B^T."""
+    in_dt, out_dt = DT[dname]
+    scale = 0.5 if in_dt == torch.float8_e4m3fn else 1.0
+    a = (torch.randn(m, k, device="cuda") * scale).to(in_dt)
+    b = (torch.randn(n, k, device="cuda") * scale).to(in_dt)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=out_dt)
+    bm, bn = kern.box(0)[0], kern.box(1)[0]
+    plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                               *workloads.desc_args(c), m, n, k,
+                               grid=(triton.cdiv(m, bm) * triton.cdiv(n, bn),))
+    plan()
+    torch.cuda.synchronize()
+    err = rel_err(c, a.float() @ b.float().T)
+    return median_ms(plan), err
+
+
+def family_bench(by_id, base, triton_src, failures):
+    """Batched and grouped GEMM samples: tawa vs Triton on the same source."""
+    rows = []
+    tk = load_jit_functions(triton_src)
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    configs = [(4, 3), (8, 3), (8, 4)]  # (warps, stages)
+
+    # Batched: 8 batches of 2048 x 2048 x 4096, 128 x 128 x 64 tiles.
+    kern = kernel_row(by_id, base, "shared/gemm_batched/default")
+    bt, m, n, k = 8, 2048, 2048, 4096
+    a = torch.randn(bt * m, k, device="cuda", generator=gen).half()
+    b = torch.randn(bt * n, k, device="cuda", generator=gen).half()
+    ref = torch.cat([a[i * m:(i + 1) * m].float() @ b[i * n:(i + 1) * n].float().T for i in range(bt)])
+    c = torch.empty(bt * m, n, device="cuda", dtype=torch.float16)
+    grid = (m // 128, n // 128, bt)
+    plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                               *workloads.desc_args(c), m, n, k, grid=grid)
+    plan()
+    torch.cuda.synchronize()
+    errs = {"tawa": rel_err(c, ref)}
+    t_tawa = median_ms(plan)
+    ad, bd = TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64])
+    best = None
+    for warps, stages in configs:
+        ct = torch.empty_like(c)
+        cd = TensorDescriptor.from_tensor(ct, [128, 128])
+        run = lambda: tk.gemm_batched[grid](ad, bd, cd, m, n, k, 128, 128, 64,
+                                            num_warps=warps, num_stages=stages)
+        run()
+        torch.cuda.synchronize()
+        t = median_ms(run)
+        if best is None or t < best[0]:
+            best = (t, [warps, stages], rel_err(ct, ref))
+    errs["triton"] = best[2]
+    flops = 2.0 * bt * m * n * k
+    rows.append({"workload": "gemm_batched_f16", "shape": [bt, m, n, k],
+                 "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9},
+                 "rel_error": errs, "triton_config": best[1],
+                 "ok": all(e <= 1e-3 for e in errs.values())})
+
+    # Grouped: 8 groups, m_g = 1024, 2048, ..., n = k = 4096.
+    kern = kernel_row(by_id, base, "shared/gemm_grouped/default")
+    groups = 8
+    ms = [1024 * (g % 4 + 1) for g in range(groups)]
+    n = k = 4096
+    As = [torch.randn(mg, k, device="cuda", generator=gen).half() for mg in ms]
+    Bs = [torch.randn(n, k, device="cuda", generator=gen).half() for _ in ms]
+    refs = [x.float() @ y.float().T for x, y in zip(As, Bs)]
+    ptrs = lambda ts: torch.tensor([t.data_ptr() for t in ts], device="cuda", dtype=torch.int64)
+    sizes = torch.tensor([[mg, n, k] for mg in ms], device="cuda", dtype=torch.int32).flatten()
+
+    def check(cs):
+        return rel_err(torch.cat([x.flatten() for x in cs]), torch.cat([r.flatten() for r in refs]))
+    Cs = [torch.empty(mg, n, device="cuda", dtype=torch.float16) for mg in ms]
+    plan = kern.kernel.prepare(ptrs(As), ptrs(Bs), ptrs(Cs), sizes, groups, grid=(132,))
+    plan()
+    torch.cuda.synchronize()
+    errs = {"tawa": check(Cs)}
+    t_tawa = median_ms(plan)
+    best = None
+    a_p, b_p = ptrs(As), ptrs(Bs)
+    for warps, stages in configs:
+        Ct = [torch.empty(mg, n, device="cuda", dtype=torch.float16) for mg in ms]
+        c_p = ptrs(Ct)
+        run = lambda: tk.gemm_grouped[(132,)](a_p, b_p, c_p, sizes, groups, 128, 128, 64, 132,
+                                              num_warps=warps, num_stages=stages)
+        run()
+        torch.cuda.synchronize()
+        t = median_ms(run)
+        if best is None or t < best[0]:
+            best = (t, [warps, stages], check(Ct))
+    errs["triton"] = best[2]
+    flops = 2.0 * sum(ms) * n * k
+    rows.append({"workload": "gemm_grouped_f16", "shape": [groups, ms, n, k],
+                 "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9},
+                 "rel_error": errs, "triton_config": best[1],
+                 "ok": all(e <= 1e-3 for e in errs.values())})
+    for r in rows:
+        t = r["tflops"]
+        failures[0] += not r["ok"]
+        print(f"{'PASS' if r['ok'] else 'FAIL'} {r['workload']} {r['shape']}: tawa {t['tawa']:.1f}  "
+              f"Triton {t['triton']:.1f} TFLOP/s ({t['tawa'] / t['triton']:.3f}x); rel err "
+              + ", ".join(f"{s} {e:.1e}" for s, e in r["rel_error"].items()), flush=True)
+    return rows
+
+
+def plot(rows, path, dev):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    dtypes = [d for d in ("f16", "bf16", "fp8") if any(r["workload"] == "gemm_" + d for r in rows)]
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(5 * len(dtypes), 4), squeeze=False)
+    for ax, d in zip(axes[0], dtypes):
+        rs = [r for r in rows if r["workload"] == "gemm_" + d]
+        ks = [r["shape"][2] for r in rs]
+        for system, style in (("tawa", "o-"), ("cublas", "s--"), ("triton", "^:")):
+            ax.plot(ks, [r["tflops"][system] or float("nan") for r in rs], style, label=system)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("K (M = N = %d)" % rs[0]["shape"][0])
+        ax.set_ylabel("TFLOP/s")
+        ax.set_title(f"GEMM {d}")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"tawa vs cuBLAS vs Triton (same source), {dev}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--manifest", required=True)
@@ -77,6 +236,10 @@ def main():
     ap.add_argument("--m", type=int, default=8192)
     ap.add_argument("--n", type=int, default=8192)
     ap.add_argument("--results-dir", default=os.path.join(REPO, "bench", "results"))
+    ap.add_argument("--ablation", action="store_true", help="Fig. 12-style steps at K = 16384 (fp16)")
+    ap.add_argument("--dp-sweep", action="store_true", help="every D x P at K = 16384 (fp16)")
+    ap.add_argument("--family", action="store_true", help="batched and grouped GEMM vs Triton")
+    ap.add_argument("--plot", help="write a PNG of the K sweep here")
     args = ap.parse_args()
 
     base = os.path.dirname(os.path.abspath(args.manifest))
@@ -151,6 +314,40 @@ def main():
             del a, b, c, ref
             torch.cuda.empty_cache()
 
+    extra = []
+    fail = [0]
+    if args.ablation or args.dp_sweep:
+        steps = []
+        if args.ablation:
+            steps += [("1 WS, 1 consumer group, 128x128, one CTA per tile", "examples/gemm_fp16_128x128/G1NP"),
+                      ("2 + 2 cooperative groups, 128x256", "examples/gemm_fp16/NP"),
+                      ("3 + persistent (D = 2)", "examples/gemm_fp16/D2P1"),
+                      ("4 + ring depth D = 4 (default)", "examples/gemm_fp16/default")]
+        if args.dp_sweep:
+            steps += [(f"D={d} P={p}", f"examples/gemm_fp16/D{d}P{p}")
+                      for d in range(1, 5) for p in range(3) if p < d]
+        k = 16384
+        flops = 2.0 * m * n * k
+        print(f"\nfp16 M = N = {m}, K = {k}:")
+        for label, kid in steps:
+            kern = kernel_row(by_id, base, kid)
+            if kern is None:
+                print(f"FAIL {label}: no compiled kernel {kid}")
+                fail[0] += 1
+                continue
+            t, err = time_gemm(kern, m, n, k, "f16")
+            ok = err <= workloads.BOUNDS[("f16", "f16")]
+            fail[0] += not ok
+            tf = flops / t / 1e9
+            extra.append({"workload": "ablation" if label[0].isdigit() else "dp_sweep", "step": label,
+                          "kernel": kid, "shape": [m, n, k], "tflops": {"tawa": tf},
+                          "tawa_config": kern.meta.get("_tawa", {}), "rel_error": {"tawa": err}, "ok": ok})
+            print(f"{'PASS' if ok else 'FAIL'} {label:52s} {tf:7.1f} TFLOP/s  ({kid}, rel err {err:.1e})", flush=True)
+    if args.family:
+        src = os.path.join(base, "sources", "triton_kernels.py")
+        extra += family_bench(by_id, base, src, fail)
+    failures += fail[0]
+
     os.makedirs(args.results_dir, exist_ok=True)
     date = datetime.datetime.now(datetime.timezone.utc)
     slug = dev.lower().replace(" ", "-")
@@ -158,8 +355,12 @@ def main():
     with open(path, "w") as f:
         json.dump({"device": dev, "date": date.isoformat(timespec="seconds"), "host": socket.gethostname(),
                    "command": " ".join(shlex.quote(x) for x in sys.argv), "commit": manifest["commit"],
-                   "torch": torch.__version__, "triton": triton.__version__, "rows": rows}, f, indent=1)
+                   "torch": torch.__version__, "triton": triton.__version__, "rows": rows + extra},
+                  f, indent=1)
     print(f"wrote {path}")
+    if args.plot and rows:
+        plot(rows, args.plot, dev)
+        print(f"wrote {args.plot}")
     print(f"\nGEMM C = A B^T, M = N = {m}, {dev}, median TFLOP/s:")
     print(f"{'dtype':>6} {'K':>6} {'tawa':>7} {'cuBLAS':>7} {'Triton':>7} {'/cuBLAS':>8} {'/Triton':>8}")
     for r in rows:
@@ -168,7 +369,14 @@ def main():
         tri = f"{t['triton']:7.1f}" if t["triton"] else "    n/a"
         print(f"{r['workload'][5:]:>6} {r['shape'][2]:>6} {t['tawa']:7.1f} {t['cublas']:7.1f} {tri} "
               f"{t['tawa'] / t['cublas']:8.3f} {vs_t}")
-    passed = sum(r["ok"] for r in rows)
+    for r in extra:
+        if r["workload"] in ("ablation", "dp_sweep"):
+            print(f"{r['workload']:>9} {r['step']:52s} {r['tflops']['tawa']:7.1f}")
+        else:
+            t = r["tflops"]
+            print(f"{r['workload']:>17} tawa {t['tawa']:7.1f}  Triton {t['triton']:7.1f}  "
+                  f"{t['tawa'] / t['triton']:6.3f}x")
+    passed = sum(r["ok"] for r in rows + extra)
     print(f"{passed} passed, {failures} failed")
     return 0 if failures == 0 else 1
 

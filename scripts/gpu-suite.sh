@@ -118,8 +118,9 @@ if [ -f "$MANIFEST" ]; then
       python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   done
   GEMM_KS=$KS
-  step "bench gemm (tawa/cuBLAS/Triton)" 300 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
-    --ks "$GEMM_KS" --results-dir "$RESULTS"
+  step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
+    --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
+    --plot "$RESULTS/gemm-ksweep.png"
 else
   note "=== compiled kernels: no $MANIFEST (run gpu/compiled/make_kernels.py where tawac builds)"
   ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "compiled kernels" "FAIL(missing)" - 0)")
@@ -145,6 +146,7 @@ if [ -n "$OUT" ]; then
   mkdir -p "$OUT"
   cp "$LOG" "$OUT/gpu-suite.log"
   for f in $JSON $GEMM_JSON; do cp "$f" "$OUT/"; done
+  [ -f "$RESULTS/gemm-ksweep.png" ] && cp "$RESULTS/gemm-ksweep.png" "$OUT/"
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
 fi
 
@@ -176,9 +178,17 @@ print(f"\nCompiled GEMM (tawac defaults) C = A B^T, M = N = {d['rows'][0]['shape
 print(f"{'dtype':>6} {'K':>6} {'tawa':>7} {'cuBLAS':>7} {'Triton':>7} {'/cuBLAS':>8} {'/Triton':>8}")
 for r in d["rows"]:
     t = r["tflops"]
+    if "cublas" not in t:
+        continue
     tri = t["triton"] or float("nan")
     print(f"{r['workload'][5:]:>6} {r['shape'][2]:>6} {t['tawa']:7.1f} {t['cublas']:7.1f} {tri:7.1f} "
           f"{t['tawa'] / t['cublas']:8.3f} {t['tawa'] / tri:8.3f}")
+for r in d["rows"]:
+    t = r["tflops"]
+    if r["workload"] in ("ablation", "dp_sweep"):
+        print(f"{r['workload']:>9} {r['step']:52s} {t['tawa']:7.1f}")
+    elif "cublas" not in t:
+        print(f"{r['workload']:>17} tawa {t['tawa']:7.1f}  Triton {t['triton']:7.1f}  {t['tawa'] / t['triton']:6.3f}x")
 PY
   fi
   echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"

@@ -18,6 +18,7 @@ reports it as a failure instead of silently testing less.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +48,9 @@ KERNELS = {
 
 def configs(sweep):
     """(name, tawac options): the compiler's defaults, then every ring depth
-    D in 1..4 with every MMA lag P in 0..2 below it."""
+    D in 1..4 with every MMA lag P in 0..2 below it, the consumer-group
+    counts, one program per CTA instead of persistence (NP), and the
+    baseline of the ablation (G1NP: one consumer group, not persistent)."""
     out = [("default", [])]
     if sweep:
         for d in range(1, 5):
@@ -56,6 +59,8 @@ def configs(sweep):
                     out.append((f"D{d}P{p}", [f"--aref-depth={d}", f"--mma-depth={p}"]))
         out.append(("G1", ["--consumer-groups=1"]))
         out.append(("G2", ["--consumer-groups=2"]))
+        out.append(("NP", ["--persistent=false"]))
+        out.append(("G1NP", ["--consumer-groups=1", "--persistent=false"]))
     return out
 
 
@@ -86,11 +91,17 @@ def main():
         for name, options in configs(not args.no_sweep):
             # One consumer group cannot hold a 128 x 256 accumulator in
             # registers; the G1 variant is only built where it fits.
-            if name == "G1" and "128x128" not in kid:
+            if name in ("G1", "G1NP") and "128x128" not in kid:
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:
         entries = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j), jobs))
+
+    # The Triton source of the shared samples, for benchmarks that compile
+    # the same kernels with Triton on the GPU machine (../shared does not
+    # travel there).
+    os.makedirs(os.path.join(args.out, "sources"), exist_ok=True)
+    shutil.copy(os.path.join(SHARED, "triton_kernels.py"), os.path.join(args.out, "sources"))
 
     version = subprocess.run([args.tawac, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],

@@ -2,6 +2,8 @@
 //----------------------------------===//
 
 #include "tawa/runtime/Grid.h"
+
+#include <limits>
 #include "tawa/runtime/Error.h"
 
 namespace tawa::runtime {
@@ -49,6 +51,31 @@ LaunchDims computeLaunchDims(const KernelMetadata &md,
   dims.cluster = md.cluster;
   dims.dynamicSmemBytes = md.dynamicSmemBytes;
   const char *axes = "xyz";
+  if (md.grid.kind == GridKind::Programs) {
+    if (!grid)
+      throw Error("grid: " + md.kernel +
+                  " walks a grid of programs; the launch must supply it");
+    for (int d = 0; d < 3; ++d)
+      if ((*grid)[d] > (d == 0 ? kMaxGridX : kMaxGridYZ))
+        throw Error(std::string("grid: ") + axes[d] + " = " +
+                    std::to_string((*grid)[d]) + " exceeds the CUDA limit " +
+                    std::to_string(d == 0 ? kMaxGridX : kMaxGridYZ) +
+                    " for " + md.kernel);
+    if (smCount == 0)
+      throw Error("grid: a programs grid needs the SM count, got 0");
+    dims.programs = *grid;
+    uint64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
+    if (programs > uint64_t(std::numeric_limits<int32_t>::max()))
+      throw Error("grid: " + std::to_string(programs) +
+                  " programs do not fit the kernel's 32-bit program ids");
+    dims.tiles = programs;
+    uint64_t x = std::min<uint64_t>(programs, smCount);
+    uint64_t cx = md.cluster[0];
+    if (x != 0)
+      x = std::max<uint64_t>(cx, x / cx * cx);
+    dims.grid = {static_cast<unsigned>(x), x ? 1u : 0u, x ? 1u : 0u};
+    return dims;
+  }
   if (grid) {
     // Taken as given, not rounded: a silently enlarged grid would run CTAs
     // the kernel does not expect.

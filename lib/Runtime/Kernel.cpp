@@ -48,12 +48,20 @@ static const char *argKindName(KernelArg::Kind k) {
 
 std::vector<std::optional<int64_t>>
 checkKernelArgs(const KernelMetadata &md, const std::vector<KernelArg> &args) {
-  if (args.size() != md.params.size())
-    throw Error(md.kernel + ": expected " + std::to_string(md.params.size()) +
+  size_t expected = 0;
+  for (const ParamSpec &p : md.params)
+    expected += p.passedByCaller();
+  if (args.size() != expected)
+    throw Error(md.kernel + ": expected " + std::to_string(expected) +
                 " arguments, got " + std::to_string(args.size()));
-  std::vector<std::optional<int64_t>> scalars(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ParamSpec &p = md.params[i];
+  // Indexed by parameter; the runtime's own parameters have no value here.
+  std::vector<std::optional<int64_t>> scalars(md.params.size());
+  size_t argIndex = 0;
+  for (size_t pi = 0; pi < md.params.size(); ++pi) {
+    const ParamSpec &p = md.params[pi];
+    if (!p.passedByCaller())
+      continue;
+    size_t i = argIndex++;
     const KernelArg &a = args[i];
     std::string where = md.kernel + ": argument " + std::to_string(i) + " '" +
                         p.name + "' (" + paramKindName(p.kind) + ")";
@@ -75,7 +83,7 @@ checkKernelArgs(const KernelMetadata &md, const std::vector<KernelArg> &args) {
       throw Error(where + ": value " + std::to_string(a.intValue()) +
                   " does not fit in 32 bits");
     if (p.kind == ParamKind::I32 || p.kind == ParamKind::I64)
-      scalars[i] = a.intValue();
+      scalars[pi] = a.intValue();
   }
   return scalars;
 }
@@ -278,11 +286,18 @@ PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args,
     uintptr_t base = reinterpret_cast<uintptr_t>(plan->mapBytes.get());
     plan->maps = reinterpret_cast<CUtensorMap *>((base + 63) & ~uintptr_t(63));
   }
-  plan->scalars.resize(args.size());
-  plan->params.resize(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ParamSpec &p = md.params[i];
-    auto &sc = plan->scalars[i];
+  plan->scalars.resize(md.params.size());
+  plan->params.resize(md.params.size());
+  size_t argIndex = 0;
+  for (size_t pi = 0; pi < md.params.size(); ++pi) {
+    const ParamSpec &p = md.params[pi];
+    auto &sc = plan->scalars[pi];
+    if (p.kind == ParamKind::NumPrograms) {
+      sc.i32 = static_cast<int32_t>(dims.programs[p.axis]);
+      plan->params[pi] = &sc.i32;
+      continue;
+    }
+    size_t i = argIndex++;
     switch (p.kind) {
     case ParamKind::TensorMap: {
       TensorMapEncodeArgs enc =
@@ -296,28 +311,30 @@ PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args,
       CUtensorMap map = encodeTensorMap(enc, p.name);
       CUtensorMap *slot = plan->maps + plan->numMaps++;
       std::memcpy(static_cast<void *>(slot), &map, sizeof(CUtensorMap));
-      plan->params[i] = slot;
+      plan->params[pi] = slot;
       break;
     }
     case ParamKind::Ptr:
       sc.i64 = static_cast<int64_t>(args[i].kind() == KernelArg::Kind::Tensor
                                         ? args[i].tensorDesc().address
                                         : args[i].intValue());
-      plan->params[i] = &sc.i64;
+      plan->params[pi] = &sc.i64;
       break;
     case ParamKind::I32:
       sc.i32 = static_cast<int32_t>(args[i].intValue());
-      plan->params[i] = &sc.i32;
+      plan->params[pi] = &sc.i32;
       break;
     case ParamKind::I64:
       sc.i64 = args[i].intValue();
-      plan->params[i] = &sc.i64;
+      plan->params[pi] = &sc.i64;
       break;
+    case ParamKind::NumPrograms:
+      break; // filled above
     case ParamKind::F32:
       sc.f32 = static_cast<float>(args[i].kind() == KernelArg::Kind::Int
                                       ? double(args[i].intValue())
                                       : args[i].floatValue());
-      plan->params[i] = &sc.f32;
+      plan->params[pi] = &sc.f32;
       break;
     }
   }

@@ -23,6 +23,8 @@ const char *paramKindName(ParamKind kind) {
     return "i64";
   case ParamKind::F32:
     return "f32";
+  case ParamKind::NumPrograms:
+    return "num_programs";
   }
   return "?";
 }
@@ -169,7 +171,15 @@ ParamSpec parseParam(const Reader &r, const JsonValue &v,
                                 {"ptr", ParamKind::Ptr},
                                 {"i32", ParamKind::I32},
                                 {"i64", ParamKind::I64},
-                                {"f32", ParamKind::F32}});
+                                {"f32", ParamKind::F32},
+                                {"num_programs", ParamKind::NumPrograms}});
+  if (p.kind == ParamKind::NumPrograms) {
+    r.onlyKeys(v, path, {"name", "kind", "axis"});
+    p.axis = pickEnum<unsigned>(
+        r, path + ".axis", r.string(r.field(v, path, "axis"), path + ".axis"),
+        {{"x", 0u}, {"y", 1u}, {"z", 2u}});
+    return p;
+  }
   if (p.kind != ParamKind::TensorMap) {
     r.onlyKeys(v, path, {"name", "kind"});
     return p;
@@ -336,19 +346,34 @@ KernelMetadata parseMetadata(std::string_view text,
       r.string(r.field(grid, "$.grid", "kind"), "$.grid.kind"),
       {{"tiles", GridKind::Tiles},
        {"persistent", GridKind::Persistent},
-       {"explicit", GridKind::Explicit}});
+       {"explicit", GridKind::Explicit},
+       {"programs", GridKind::Programs}});
   const char *axes[3] = {"x", "y", "z"};
   for (int d = 0; d < 3; ++d)
     if (const JsonValue *dim = grid.find(axes[d]))
       md.grid.dims[d] =
           parseGridDim(r, *dim, std::string("$.grid.") + axes[d], md.params);
   // An explicit grid has no formula; factors would be silently ignored.
-  if (md.grid.kind == GridKind::Explicit)
+  bool callerGrid = md.grid.kind == GridKind::Explicit ||
+                    md.grid.kind == GridKind::Programs;
+  if (callerGrid)
     for (int d = 0; d < 3; ++d)
       if (!md.grid.dims[d].empty())
         r.fail(std::string("$.grid.") + axes[d],
-               "an explicit grid takes no factors (the caller passes the "
-               "grid at launch)");
+               std::string(md.grid.kind == GridKind::Explicit
+                               ? "an explicit"
+                               : "a programs") +
+                   " grid takes no factors (the caller passes the grid at "
+                   "launch)");
+  for (size_t i = 0; i < md.params.size(); ++i)
+    if (md.params[i].kind == ParamKind::NumPrograms &&
+        md.grid.kind != GridKind::Programs)
+      r.fail("$.params[" + std::to_string(i) + "].kind",
+             "num_programs parameters need a \"programs\" grid");
+  if (md.grid.kind == GridKind::Programs &&
+      (md.cluster[1] != 1 || md.cluster[2] != 1))
+    r.fail("$.cluster", "a programs grid launches a one-dimensional grid, so "
+                        "clusters may only extend along x");
   if (md.grid.kind == GridKind::Persistent &&
       (md.cluster[1] != 1 || md.cluster[2] != 1))
     r.fail("$.cluster", "a persistent grid is one-dimensional, so clusters "

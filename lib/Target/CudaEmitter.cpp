@@ -204,6 +204,7 @@ private:
   MBarrierWaitOp lastProducerWait;
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
+  bool programsGrid = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -379,6 +380,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
   if (auto pid = dyn_cast<tt::GetProgramIdOp>(op)) {
     StringRef a = tt::stringifyProgramIDDim(pid.getAxis());
     line() << "const int32_t " << bind(pid.getResult()) << " = blockIdx." << a
+           << ";\n";
+    return success();
+  }
+  if (auto num = dyn_cast<tt::GetNumProgramsOp>(op)) {
+    StringRef a = tt::stringifyProgramIDDim(num.getAxis());
+    line() << "const int32_t " << bind(num.getResult()) << " = gridDim." << a
            << ";\n";
     return success();
   }
@@ -1486,6 +1493,14 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       }
       descParams.push_back({arg, name});
       p.ctype = "const __grid_constant__ CUtensorMap";
+    } else if (auto axis = func.getArgAttrOfType<IntegerAttr>(
+                   arg.getArgNumber(), "tawa.num_programs")) {
+      // The program grid of a persistent kernel (-tawa-persistent-programs),
+      // filled by the runtime from the caller's grid.
+      p.kind = "num_programs";
+      p.axis = axis.getInt();
+      p.ctype = "int32_t";
+      programsGrid = true;
     } else if (auto ptr = dyn_cast<tt::PointerType>(arg.getType())) {
       FailureOr<std::string> ctype = scalarType(ptr, arg.getLoc());
       if (failed(ctype))
@@ -1680,6 +1695,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   for (const Param &p : params)
     md.params.push_back(p);
   md.consumerGroups = groups;
+  md.programsGrid = programsGrid;
   for (Operation &op : entry)
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
       md.arefDepth = std::max<int64_t>(
@@ -1713,11 +1729,14 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
   json << "  \"block\": [" << md.threads << ", 1, 1],\n";
   json << "  \"cluster\": [1, 1, 1],\n";
   json << "  \"dynamic_smem_bytes\": " << md.dynamicSmemBytes << ",\n";
-  json << "  \"grid\": {\"kind\": \"explicit\"},\n";
+  json << "  \"grid\": {\"kind\": \""
+       << (md.programsGrid ? "programs" : "explicit") << "\"},\n";
   json << "  \"params\": [\n";
   for (auto [i, p] : llvm::enumerate(md.params)) {
     json << "    {\"name\": \"" << p.name << "\", \"kind\": \"" << p.kind
          << "\"";
+    if (p.kind == "num_programs")
+      json << ", \"axis\": \"" << "xyz"[p.axis] << "\"";
     if (p.kind == "tensormap") {
       json << ", \"dtype\": \"" << p.dtype << "\", \"box\": [";
       llvm::interleaveComma(p.box, json);
@@ -1728,7 +1747,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
   json << "  ],\n";
   json << "  \"_tawa\": {\"aref_depth\": " << md.arefDepth
        << ", \"mma_depth\": " << md.mmaDepth
-       << ", \"consumer_groups\": " << md.consumerGroups;
+       << ", \"consumer_groups\": " << md.consumerGroups
+       << ", \"persistent\": " << (md.programsGrid ? "true" : "false");
   if (md.resources)
     json << ", \"registers\": " << md.resources->registers
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes

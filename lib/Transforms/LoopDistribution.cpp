@@ -435,30 +435,44 @@ LogicalResult Distributor::run() {
   OpBuilder b(ret);
   Location loc = func.getLoc();
 
-  // Shared-memory bytes of one slot of every ring fed inside a loop, and of
-  // the single-slot arefs (loads outside loops).
+  // A group is streamed when its loads sit in a loop with no nested loop of
+  // loads (a K loop): its ring gets D slots. Other groups are loaded once per
+  // tile: one slot outside loops, two inside one (a persistent tile loop),
+  // so that the next tile's load can overlap this tile's work.
   auto tileBytes = [](Type t) {
     auto tensor = cast<RankedTensorType>(t);
     return tensor.getNumElements() *
            ((tensor.getElementTypeBitWidth() + 7) / 8);
   };
-  int64_t loopSlotBytes = 0, singleBytes = 0;
+  auto streamed = [&](const ArefGroup &group) {
+    Operation *parent = group.loads.front()->getParentOp();
+    if (parent == func)
+      return false;
+    return !llvm::any_of(groups, [&](const ArefGroup &other) {
+      Operation *p = other.loads.front()->getParentOp();
+      return p != parent && parent->isProperAncestor(p);
+    });
+  };
+  auto perTileDepth = [&](const ArefGroup &group) -> int64_t {
+    return group.loads.front()->getParentOp() == func ? 1 : 2;
+  };
+  int64_t streamSlotBytes = 0, perTileBytes = 0;
   for (ArefGroup &group : groups)
     for (tt::DescriptorLoadOp load : group.loads)
-      (group.loads.front()->getParentOp() != func ? loopSlotBytes
-                                                  : singleBytes) +=
-          tileBytes(load.getType());
+      (streamed(group) ? streamSlotBytes : perTileBytes) +=
+          tileBytes(load.getType()) * (streamed(group) ? 1 : perTileDepth(group));
   if (depth == 0) {
     // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
     // epilogue's staging buffers. More than 4 slots rarely pays.
-    const int64_t budget = 227 * 1024 - 32 * 1024 - singleBytes;
-    depth =
-        loopSlotBytes ? std::clamp<int64_t>(budget / loopSlotBytes, 1, 4) : 1;
+    const int64_t budget = 227 * 1024 - 32 * 1024 - perTileBytes;
+    depth = streamSlotBytes
+                ? std::clamp<int64_t>(budget / streamSlotBytes, 1, 4)
+                : 1;
   }
-  if (loopSlotBytes * depth + singleBytes > 227 * 1024)
+  if (streamSlotBytes * depth + perTileBytes > 227 * 1024)
     return emitError(getUserLocation(func.getLoc()))
            << "aref rings of " << depth << " slots need "
-           << loopSlotBytes * depth + singleBytes
+           << streamSlotBytes * depth + perTileBytes
            << " bytes of shared memory, more than the 232448 of a Hopper "
               "CTA; lower --aref-depth";
 
@@ -466,9 +480,9 @@ LogicalResult Distributor::run() {
     SmallVector<Type> payload;
     for (tt::DescriptorLoadOp load : group.loads)
       payload.push_back(load.getType());
-    bool inLoop = group.loads.front()->getParentOp() != func;
-    auto type =
-        tawa::ArefType::get(func.getContext(), payload, inLoop ? depth : 1);
+    auto type = tawa::ArefType::get(
+        func.getContext(), payload,
+        streamed(group) ? depth : std::min<int64_t>(depth, perTileDepth(group)));
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
 

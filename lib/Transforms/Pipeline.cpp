@@ -21,6 +21,8 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   MmaPipelineOptions pipeline;
   pipeline.mmaDepth = options.mmaDepth;
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();
+  if (options.persistent)
+    funcPm.addPass(createPersistentPrograms());
   funcPm.addPass(createPartitionAnnotation());
   funcPm.addPass(createLoopDistribution(distribution));
   funcPm.addPass(createMmaPipeline(pipeline));

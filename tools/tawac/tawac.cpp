@@ -98,6 +98,14 @@ cl::opt<int64_t> consumerGroups(
              "take more than 128 registers per thread, else 1)"),
     cl::value_desc("N"), cl::init(0), cl::cat(tawacCategory));
 
+cl::opt<bool> persistent(
+    "persistent",
+    cl::desc("Run a kernel written as one program per tile persistently: one "
+             "CTA per SM walks the program grid the caller launches with, and "
+             "the aref rings carry over between tiles (default: on; a kernel "
+             "that walks program ids itself is left as written)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
     cl::desc("Keep source locations (loc(...)) in the written IR so it can be "
@@ -224,6 +232,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.arefDepth = arefDepth;
     options.warpSpecialization.mmaDepth = mmaDepth;
     options.warpSpecialization.consumerGroups = consumerGroups;
+    options.warpSpecialization.persistent = persistent;
     switch (emitStage) {
     case Stage::WsIr:
       options.stage = tawa::CompileStage::WsIr;

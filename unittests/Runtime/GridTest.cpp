@@ -166,4 +166,24 @@ TEST(Grid, ExplicitGridTakesNoFactors) {
                Error);
 }
 
+TEST(Grid, ProgramsClampToSmCountAndKeepTheProgramGrid) {
+  KernelMetadata md = parseMetadata(R"({
+    "format": "tawa-kernel-metadata/1", "kernel": "k", "cubin": "k.cubin",
+    "block": [384, 1, 1], "cluster": [2, 1, 1], "dynamic_smem_bytes": 0,
+    "grid": {"kind": "programs"},
+    "params": [{"name": "nx", "kind": "num_programs", "axis": "x"}]})",
+                                    "p.json");
+  LaunchDims d = computeLaunchDims(md, {std::nullopt}, 132, ExplicitGrid{32, 64, 1});
+  EXPECT_EQ(d.grid, (std::array<unsigned, 3>{132, 1, 1}));
+  EXPECT_EQ(d.programs, (std::array<uint64_t, 3>{32, 64, 1}));
+  EXPECT_EQ(d.tiles, 2048u);
+  d = computeLaunchDims(md, {std::nullopt}, 132, ExplicitGrid{5, 1, 1});
+  EXPECT_EQ(d.grid, (std::array<unsigned, 3>{4, 1, 1})); // whole clusters
+  d = computeLaunchDims(md, {std::nullopt}, 132, ExplicitGrid{0, 4, 1});
+  EXPECT_TRUE(d.empty());
+  EXPECT_THROW(computeLaunchDims(md, {std::nullopt}, 132), Error);
+  EXPECT_THROW(computeLaunchDims(md, {std::nullopt}, 0, ExplicitGrid{1, 1, 1}),
+               Error);
+}
+
 } // namespace

@@ -143,11 +143,28 @@ TEST(Metadata, ErrorsNameFileFieldAndProblem) {
   EXPECT_EQ(errorOf(replaced(kGemm, R"("kind": "persistent")",
                              R"("kind": "persistant")")),
             "k.json: $.grid.kind: invalid value \"persistant\" (expected one "
-            "of: \"tiles\", \"persistent\", \"explicit\")");
+            "of: \"tiles\", \"persistent\", \"explicit\", \"programs\")");
   EXPECT_EQ(errorOf(replaced(kGemm, R"({"name": "K", "kind": "i32"})",
                              R"({"name": "K", "kind": "u32"})")),
             "k.json: $.params[5].kind: invalid value \"u32\" (expected one of: "
-            "\"tensormap\", \"ptr\", \"i32\", \"i64\", \"f32\")");
+            "\"tensormap\", \"ptr\", \"i32\", \"i64\", \"f32\", "
+            "\"num_programs\")");
+  // Program counts belong to a programs grid, which has no formula.
+  EXPECT_EQ(errorOf(replaced(kGemm, R"({"name": "K", "kind": "i32"})",
+                             R"({"name": "nx", "kind": "num_programs", "axis": "x"})")),
+            "k.json: $.params[5].kind: num_programs parameters need a "
+            "\"programs\" grid");
+  EXPECT_EQ(errorOf(replaced(kGemm, R"("kind": "persistent")",
+                             R"("kind": "programs")")),
+            "k.json: $.grid.x: a programs grid takes no factors (the caller "
+            "passes the grid at launch)");
+  EXPECT_EQ(errorOf(replaced(replaced(kGemm, R"("kind": "persistent",
+           "x": [{"param": "M", "size": 128}, {"param": "N", "size": 256}],
+           "y": [], "z": []})", R"("kind": "programs"})"),
+                             R"({"name": "K", "kind": "i32"})",
+                             R"({"name": "nx", "kind": "num_programs", "axis": "w"})")),
+            "k.json: $.params[5].axis: invalid value \"w\" (expected one of: "
+            "\"x\", \"y\", \"z\")");
   EXPECT_EQ(errorOf(replaced(kGemm, R"({"name": "K", "kind": "i32"})",
                              R"({"name": "M", "kind": "i32"})")),
             "k.json: $.params[5].name: duplicate parameter name \"M\"");
@@ -211,7 +228,7 @@ TEST(Metadata, ShippedCheckKernelsParse) {
 }
 
 TEST(DTypes, TableIsConsistent) {
-  ASSERT_EQ(allDTypes().size(), 7u);
+  ASSERT_EQ(allDTypes().size(), 8u);
   for (size_t i = 0; i < allDTypes().size(); ++i) {
     const DTypeInfo &info = allDTypes()[i];
     EXPECT_EQ(static_cast<size_t>(info.dtype), i);

@@ -181,6 +181,40 @@ TEST_F(MockDriverTest, PreparedLaunchKeepsAnExplicitGrid) {
   EXPECT_EQ(state_->launches[0].grid[2], 1u);
 }
 
+TEST_F(MockDriverTest, ProgramsGridFillsTheKernelsProgramCounts) {
+  // A persistent kernel made from a one-program-per-tile Triton kernel: the
+  // caller passes Triton's grid of programs, the runtime launches one CTA
+  // per SM (at most) and hands the program grid to the kernel.
+  std::ofstream(dir_ / "p.json") << R"({"format": "tawa-kernel-metadata/1",
+    "kernel": "gemm", "cubin": "k.cubin", "block": [384, 1, 1],
+    "dynamic_smem_bytes": 1024, "grid": {"kind": "programs"},
+    "params": [{"name": "M", "kind": "i32"},
+               {"name": "num_programs_x", "kind": "num_programs", "axis": "x"},
+               {"name": "N", "kind": "i32"},
+               {"name": "num_programs_y", "kind": "num_programs", "axis": "y"},
+               {"name": "num_programs_z", "kind": "num_programs", "axis": "z"}]})";
+  std::ofstream(dir_ / "k.cubin") << "\x7f" "ELF";
+  Kernel k = Kernel::load((dir_ / "p.json").string());
+  state_->paramCount = 5;
+  std::vector<KernelArg> a = {KernelArg::integer(7), KernelArg::integer(9)};
+  k.launch(a, ExplicitGrid{64, 40, 2});
+  ASSERT_EQ(state_->numLaunches, 1);
+  const MockLaunch &l = state_->launches[0];
+  EXPECT_EQ(l.grid[0], 132u); // 5120 programs on 132 SMs
+  EXPECT_EQ(l.grid[1], 1u);
+  EXPECT_EQ(static_cast<uint32_t>(l.paramWord[0]), 7u);
+  EXPECT_EQ(static_cast<uint32_t>(l.paramWord[1]), 64u);
+  EXPECT_EQ(static_cast<uint32_t>(l.paramWord[2]), 9u);
+  EXPECT_EQ(static_cast<uint32_t>(l.paramWord[3]), 40u);
+  EXPECT_EQ(static_cast<uint32_t>(l.paramWord[4]), 2u);
+  k.launch(a, ExplicitGrid{3, 1, 1}); // fewer programs than SMs
+  EXPECT_EQ(state_->launches[1].grid[0], 3u);
+  // The caller passes only its own arguments, and always a grid.
+  EXPECT_THROW(k.launch({KernelArg::integer(7)}, ExplicitGrid{1, 1, 1}),
+               Error);
+  EXPECT_THROW(k.launch(a), Error);
+}
+
 TEST_F(MockDriverTest, EmptyProblemLaunchesNothing) {
   Kernel k = Kernel::load(write(kPersistent, "[1, 1, 1]", 0));
   // M = 0 cannot be described by a tensor map (extent 0), so only N = 0 is

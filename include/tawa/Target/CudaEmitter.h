@@ -27,6 +27,7 @@ struct KernelParam {
   std::string kind;  ///< tensormap, ptr, i32, i64, f32
   std::string dtype; ///< tensormap only
   std::vector<int64_t> box;
+  int64_t axis = 0; ///< num_programs only: 0, 1, 2 for x, y, z
 };
 
 /// ptxas's resource report for the compiled kernel.
@@ -44,6 +45,9 @@ struct KernelMetadata {
   int64_t dynamicSmemBytes = 0;
   std::vector<KernelParam> params;
   int64_t arefDepth = 0, mmaDepth = 0, consumerGroups = 0;
+  /// A persistent kernel walking the caller's program grid (grid kind
+  /// "programs"), rather than one CTA per program ("explicit").
+  bool programsGrid = false;
   std::optional<KernelResources> resources;
 };
 

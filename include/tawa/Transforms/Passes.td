@@ -17,6 +17,32 @@ def SupportedSubsetCheck : Pass<"tawa-check-supported", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tawa::tt::TTDialect"];
 }
 
+def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> {
+  let summary = "turn a kernel of one program per tile into a persistent one";
+  let description = [{
+    Tawa paper §III-D (persistent kernels), for any input. The kernel gets
+    three i32 arguments, `num_programs_x/y/z` (attribute `tawa.num_programs`
+    = 0, 1, 2), which the runtime fills with the program grid the caller
+    launches with (metadata grid kind "programs"), while only min(#SMs,
+    programs) CTAs run. The body becomes a loop over program indices
+    t = CTA id, CTA id + CTAs, ... below nx * ny * nz; in each iteration
+    `tt.get_program_id x/y/z` read t's coordinates (x fastest, the order
+    of a Triton launch) and `tt.get_num_programs` the program grid. The
+    aref rings then keep their state across a CTA's tiles, so the producer
+    loads the next tile while the consumers run the epilogue.
+
+    A kernel that already walks program ids itself (a loop whose bounds or
+    loop-carried values derive from `tt.get_program_id`, as the user's
+    persistent and grouped GEMMs do) is left as it is, unless `force` is set.
+  }];
+  let options = [
+    Option<"force", "force", "bool", /*default=*/"false",
+           "transform even a kernel that loops over program ids itself">
+  ];
+  let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PartitionAnnotation : Pass<"tawa-partition-annotation", "::tawa::tt::FuncOp"> {
   let summary = "assign each operation of a kernel to the producer or consumer warp group";
   let description = [{

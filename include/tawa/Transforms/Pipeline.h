@@ -24,13 +24,17 @@ struct WarpSpecializationOptions {
   /// Consumer warp groups, 1 to 3; 0: 2 when one group's share of the
   /// accumulator would exceed 128 registers per thread, else 1.
   int64_t consumerGroups = 0;
+  /// Make a kernel of one program per tile persistent (one CTA per SM
+  /// walking the program grid) unless it walks program ids itself.
+  bool persistent = true;
 };
 
 /// The supported-subset check (module level).
 void addSupportedSubsetCheck(mlir::OpPassManager &pm);
 
-/// Partition annotation, loop distribution, MMA pipeline schedule and its
-/// expansion, then canonicalization: the `--emit=ws-ir` stage.
+/// Persistence (optional), partition annotation, loop distribution, MMA
+/// pipeline schedule and its expansion, then canonicalization: the
+/// `--emit=ws-ir` stage.
 void addWarpSpecializationPasses(mlir::OpPassManager &pm,
                                  const WarpSpecializationOptions &options);
 

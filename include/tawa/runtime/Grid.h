@@ -23,6 +23,9 @@ struct LaunchDims {
   unsigned dynamicSmemBytes = 0;
   /// Number of tiles the grid formula counted before persistence clamped it.
   uint64_t tiles = 0;
+  /// GridKind::Programs: the caller's program grid, which the kernel's
+  /// NumPrograms parameters receive.
+  std::array<uint64_t, 3> programs = {1, 1, 1};
   /// True when there is no work (some grid factor is zero); launch is a no-op.
   bool empty() const { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
 };
@@ -36,6 +39,8 @@ using ExplicitGrid = std::array<uint64_t, 3>;
 /// "tiles" grids every dimension is rounded up to a multiple of the cluster.
 /// A caller-supplied `grid` replaces the formula (any kind); it is required
 /// for "explicit" grids and must be whole clusters within CUDA's limits.
+/// For "programs" grids it is required too and names programs, not CTAs:
+/// grid.x = min(smCount, x * y * z) (whole clusters), programs = the grid.
 LaunchDims computeLaunchDims(const KernelMetadata &md,
                              const std::vector<std::optional<int64_t>> &scalars,
                              unsigned smCount,

@@ -20,7 +20,9 @@ namespace tawa::runtime {
 inline constexpr const char *kMetadataFormat = "tawa-kernel-metadata/1";
 
 /// Ptr is a raw device address (for pointer-based loads and stores).
-enum class ParamKind { TensorMap, Ptr, I32, I64, F32 };
+/// NumPrograms is an i32 the runtime fills with one extent of the launch's
+/// program grid (GridKind::Programs); the caller does not pass it.
+enum class ParamKind { TensorMap, Ptr, I32, I64, F32, NumPrograms };
 enum class Swizzle { None, B32, B64, B128 };
 enum class OobFill { Zero, Nan };
 enum class L2Promotion { None, B64, B128, B256 };
@@ -43,11 +45,17 @@ struct ParamSpec {
   std::string name;
   ParamKind kind = ParamKind::I32;
   TensorMapParam tensor; ///< meaningful only for ParamKind::TensorMap
+  unsigned axis = 0;     ///< ParamKind::NumPrograms: 0, 1, 2 for x, y, z
+  /// Whether the caller passes this parameter (all but NumPrograms).
+  bool passedByCaller() const { return kind != ParamKind::NumPrograms; }
 };
 
 /// Explicit: the caller supplies the grid at launch (compiler output for
-/// Triton kernels, whose launch grid Triton's caller chooses).
-enum class GridKind { Tiles, Persistent, Explicit };
+/// Triton kernels, whose launch grid Triton's caller chooses). Programs: the
+/// caller supplies that grid too, but as a grid of programs that a
+/// persistent kernel walks itself: the runtime launches min(#SMs, programs)
+/// CTAs and passes the program grid in the NumPrograms parameters.
+enum class GridKind { Tiles, Persistent, Explicit, Programs };
 
 /// One factor of a grid dimension: ceil(value of scalar `param` / size).
 struct GridTerm {

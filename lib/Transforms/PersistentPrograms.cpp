@@ -1,0 +1,147 @@
+//===- PersistentPrograms.cpp - one CTA per SM walking the program grid ---===//
+//
+// Before:                         After:
+//   tt.func @k(args) {              tt.func @k(args, %nx, %ny, %nz) {
+//     %x = tt.get_program_id x        %cta = tt.get_program_id x
+//     body(%x)                        %ctas = tt.get_num_programs x
+//   }                                 scf.for %t = %cta to %nx*%ny*%nz step %ctas {
+//                                       %x = %t mod %nx, %y = ..., %z = ...
+//                                       body(%x)
+//                                     }
+//
+// The loop makes the kernel persistent without changing what any program
+// computes: every program index below nx * ny * nz runs exactly once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace tawa {
+#define GEN_PASS_DEF_PERSISTENTPROGRAMS
+#include "tawa/Transforms/Passes.h.inc"
+} // namespace tawa
+
+using namespace mlir;
+using namespace tawa;
+
+namespace {
+
+/// Whether `v` is computed from a tt.get_program_id (through any ops).
+bool derivesFromProgramId(Value v, llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tt::GetProgramIdOp>(def))
+    return true;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return derivesFromProgramId(operand, seen);
+  });
+}
+
+/// A loop over program ids written by the user: its bounds or initial
+/// loop-carried values come from the program id.
+bool walksProgramsItself(tt::FuncOp func) {
+  WalkResult r = func.walk([&](Operation *op) {
+    SmallVector<Value> roots;
+    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+      roots.push_back(forOp.getLowerBound());
+      llvm::append_range(roots, forOp.getInitArgs());
+    } else if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
+      llvm::append_range(roots, whileOp.getInits());
+    }
+    llvm::DenseSet<Value> seen;
+    for (Value root : roots)
+      if (derivesFromProgramId(root, seen))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+struct PersistentPrograms
+    : public tawa::impl::PersistentProgramsBase<PersistentPrograms> {
+  using PersistentProgramsBase::PersistentProgramsBase;
+
+  void runOnOperation() override {
+    tt::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError("a kernel body of more than one block is not supported");
+      return signalPassFailure();
+    }
+    if (!force && walksProgramsItself(func))
+      return;
+    MLIRContext *ctx = &getContext();
+    Block &body = func.getBody().front();
+    Type i32 = IntegerType::get(ctx, 32);
+    Location loc = func.getLoc();
+
+    // The program grid, filled by the runtime (docs/METADATA.md).
+    SmallVector<Value> counts;
+    const char *names[3] = {"num_programs_x", "num_programs_y",
+                            "num_programs_z"};
+    for (int axis = 0; axis < 3; ++axis) {
+      unsigned index = func.getNumArguments();
+      auto attrs = DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, "tawa.num_programs"),
+                               IntegerAttr::get(i32, axis))});
+      if (failed(func.insertArgument(index, i32, attrs,
+                                     NameLoc::get(StringAttr::get(
+                                         ctx, names[axis]))))) {
+        func.emitError("cannot add the program-grid arguments");
+        return signalPassFailure();
+      }
+      counts.push_back(body.getArgument(index));
+    }
+
+    // Move the body (minus its return) into the loop.
+    Operation *ret = body.getTerminator();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    OpBuilder b(ret);
+    auto dim = [&](tt::ProgramIDDim d) {
+      return tt::ProgramIDDimAttr::get(ctx, d);
+    };
+    Value cta = tt::GetProgramIdOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
+    Value ctas =
+        tt::GetNumProgramsOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
+    Value xy = arith::MulIOp::create(b, loc, counts[0], counts[1]);
+    Value total = arith::MulIOp::create(b, loc, xy, counts[2]);
+    auto loop = scf::ForOp::create(b, loc, cta, total, ctas);
+    Block *loopBody = loop.getBody();
+    for (Operation *op : ops)
+      op->moveBefore(loopBody->getTerminator());
+    OpBuilder lb = OpBuilder::atBlockBegin(loopBody);
+    Value t = loop.getInductionVar();
+    Value px = arith::RemSIOp::create(lb, loc, t, counts[0]);
+    Value rest = arith::DivSIOp::create(lb, loc, t, counts[0]);
+    Value py = arith::RemSIOp::create(lb, loc, rest, counts[1]);
+    Value pz = arith::DivSIOp::create(lb, loc, rest, counts[1]);
+    Value ids[3] = {px, py, pz};
+
+    SmallVector<Operation *> dead;
+    loop.getBody()->walk([&](Operation *op) {
+      if (auto pid = dyn_cast<tt::GetProgramIdOp>(op)) {
+        pid.getResult().replaceAllUsesWith(
+            ids[static_cast<int>(pid.getAxis())]);
+        dead.push_back(op);
+      } else if (auto num = dyn_cast<tt::GetNumProgramsOp>(op)) {
+        num.getResult().replaceAllUsesWith(
+            counts[static_cast<int>(num.getAxis())]);
+        dead.push_back(op);
+      }
+    });
+    for (Operation *op : dead)
+      op->erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,61 @@
+// RUN: tawa-opt %s -split-input-file -tawa-persistent-programs | FileCheck %s
+// RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=USERLOOP
+// RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=USERLOOP
+// RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-persistent-programs=force=true | FileCheck %s --check-prefix=FORCED
+
+// One program per (x, y, z): the body moves into a loop over program indices
+// t = CTA id, CTA id + CTAs, ... < nx * ny * nz, and program ids / counts
+// become t's coordinates (x fastest) and the program grid arguments.
+// CHECK-LABEL: tt.func @tile
+// CHECK-SAME: %[[N:arg[0-9]+]]: i32, %[[NX:arg[0-9]+]]: i32 {tawa.num_programs = 0 : i32}, %[[NY:arg[0-9]+]]: i32 {tawa.num_programs = 1 : i32}, %[[NZ:arg[0-9]+]]: i32 {tawa.num_programs = 2 : i32})
+// CHECK: %[[CTA:.*]] = tt.get_program_id x : i32
+// CHECK: %[[CTAS:.*]] = tt.get_num_programs x : i32
+// CHECK: %[[XY:.*]] = arith.muli %[[NX]], %[[NY]] : i32
+// CHECK: %[[ALL:.*]] = arith.muli %[[XY]], %[[NZ]] : i32
+// CHECK: scf.for %[[T:.*]] = %[[CTA]] to %[[ALL]] step %[[CTAS]] : i32 {
+// CHECK: %[[PX:.*]] = arith.remsi %[[T]], %[[NX]] : i32
+// CHECK: %[[R:.*]] = arith.divsi %[[T]], %[[NX]] : i32
+// CHECK: %[[PY:.*]] = arith.remsi %[[R]], %[[NY]] : i32
+// CHECK: %[[PZ:.*]] = arith.divsi %[[R]], %[[NY]] : i32
+// CHECK: arith.muli %[[PX]], %[[N]]
+// CHECK: arith.addi %{{.*}}, %[[PY]]
+// CHECK: arith.addi %{{.*}}, %[[PZ]]
+// CHECK: arith.addi %{{.*}}, %[[NY]]
+// CHECK: tt.store
+// CHECK: }
+// CHECK-NEXT: tt.return
+// CHECK-NOT: tt.get_program_id y
+tt.func @tile(%out: !tt.ptr<i32>, %n: i32) {
+  %x = tt.get_program_id x : i32
+  %y = tt.get_program_id y : i32
+  %z = tt.get_program_id z : i32
+  %ny = tt.get_num_programs y : i32
+  %a = arith.muli %x, %n : i32
+  %b = arith.addi %a, %y : i32
+  %c = arith.addi %b, %z : i32
+  %d = arith.addi %c, %ny : i32
+  %p = tt.addptr %out, %c : !tt.ptr<i32>, i32
+  tt.store %p, %d : !tt.ptr<i32>
+  tt.return
+}
+
+// -----
+
+// A kernel without program ids still runs once per program of its grid.
+// CHECK-LABEL: tt.func @single
+// CHECK: scf.for
+// CHECK:   tt.store
+tt.func @single(%out: !tt.ptr<i32>) {
+  %c1 = arith.constant 1 : i32
+  tt.store %out, %c1 : !tt.ptr<i32>
+  tt.return
+}
+
+// The user's own loops over program ids (persistent and grouped GEMMs) are
+// kept as written: no program-grid arguments appear.
+// USERLOOP-NOT: tawa.num_programs
+// With force, even they are wrapped (each CTA then runs the programs of the
+// user's fixed grid in turn: correct, and useful only for tests).
+// FORCED: tawa.num_programs = 2
+// FORCED: scf.for
+// FORCED: scf.for
