@@ -56,6 +56,8 @@ TRITON_CONFIGS = {
     "fp8": [(128, 256, 128, 8, 3), (128, 256, 128, 8, 4), (128, 128, 128, 8, 4)],
 }
 KS = [256, 512, 1024, 2048, 4096, 8192, 16384]
+# tawa configurations the family benchmark times besides the default.
+VARIANTS = ["default", "G1", "G2", "PP", "D3P0", "D4P0"]
 
 
 def median_ms(fn):
@@ -128,19 +130,24 @@ def family_bench(by_id, base, triton_src, failures):
     configs = [(4, 3), (8, 3), (8, 4)]  # (warps, stages)
 
     # Batched: 8 batches of 2048 x 2048 x 4096, 128 x 128 x 64 tiles.
-    kern = kernel_row(by_id, base, "shared/gemm_batched/default")
     bt, m, n, k = 8, 2048, 2048, 4096
     a = torch.randn(bt * m, k, device="cuda", generator=gen).half()
     b = torch.randn(bt * n, k, device="cuda", generator=gen).half()
     ref = torch.cat([a[i * m:(i + 1) * m].float() @ b[i * n:(i + 1) * n].float().T for i in range(bt)])
-    c = torch.empty(bt * m, n, device="cuda", dtype=torch.float16)
     grid = (m // 128, n // 128, bt)
-    plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                               *workloads.desc_args(c), m, n, k, grid=grid)
-    plan()
-    torch.cuda.synchronize()
-    errs = {"tawa": rel_err(c, ref)}
-    t_tawa = median_ms(plan)
+    variants = {}
+    for config in VARIANTS:
+        kern = kernel_row(by_id, base, "shared/gemm_batched/" + config)
+        if kern is None:
+            continue
+        c = torch.full((bt * m, n), float("nan"), device="cuda", dtype=torch.float16)
+        plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                                   *workloads.desc_args(c), m, n, k, grid=grid)
+        plan()
+        torch.cuda.synchronize()
+        variants[config] = (median_ms(plan), rel_err(c, ref))
+    t_tawa, err = variants["default"]
+    errs = {"tawa": err, **{f"tawa_{v}": e for v, (t, e) in variants.items() if v != "default"}}
     ad, bd = TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64])
     best = None
     for warps, stages in configs:
@@ -156,12 +163,13 @@ def family_bench(by_id, base, triton_src, failures):
     errs["triton"] = best[2]
     flops = 2.0 * bt * m * n * k
     rows.append({"workload": "gemm_batched_f16", "shape": [bt, m, n, k],
-                 "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9},
+                 "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9,
+                            **{f"tawa_{v}": flops / t / 1e9 for v, (t, e) in variants.items()
+                               if v != "default"}},
                  "rel_error": errs, "triton_config": best[1],
                  "ok": all(e <= 1e-3 for e in errs.values())})
 
     # Grouped: 8 groups, m_g = 1024, 2048, ..., n = k = 4096.
-    kern = kernel_row(by_id, base, "shared/gemm_grouped/default")
     groups = 8
     ms = [1024 * (g % 4 + 1) for g in range(groups)]
     n = k = 4096
@@ -173,12 +181,18 @@ def family_bench(by_id, base, triton_src, failures):
 
     def check(cs):
         return rel_err(torch.cat([x.flatten() for x in cs]), torch.cat([r.flatten() for r in refs]))
-    Cs = [torch.empty(mg, n, device="cuda", dtype=torch.float16) for mg in ms]
-    plan = kern.kernel.prepare(ptrs(As), ptrs(Bs), ptrs(Cs), sizes, groups, grid=(132,))
-    plan()
-    torch.cuda.synchronize()
-    errs = {"tawa": check(Cs)}
-    t_tawa = median_ms(plan)
+    variants = {}
+    for config in VARIANTS:
+        kern = kernel_row(by_id, base, "shared/gemm_grouped/" + config)
+        if kern is None:
+            continue
+        Cs = [torch.full((mg, n), float("nan"), device="cuda", dtype=torch.float16) for mg in ms]
+        plan = kern.kernel.prepare(ptrs(As), ptrs(Bs), ptrs(Cs), sizes, groups, grid=(132,))
+        plan()
+        torch.cuda.synchronize()
+        variants[config] = (median_ms(plan), check(Cs))
+    t_tawa, err = variants["default"]
+    errs = {"tawa": err, **{f"tawa_{v}": e for v, (t, e) in variants.items() if v != "default"}}
     best = None
     a_p, b_p = ptrs(As), ptrs(Bs)
     for warps, stages in configs:
@@ -194,14 +208,18 @@ def family_bench(by_id, base, triton_src, failures):
     errs["triton"] = best[2]
     flops = 2.0 * sum(ms) * n * k
     rows.append({"workload": "gemm_grouped_f16", "shape": [groups, ms, n, k],
-                 "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9},
+                 "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9,
+                            **{f"tawa_{v}": flops / t / 1e9 for v, (t, e) in variants.items()
+                               if v != "default"}},
                  "rel_error": errs, "triton_config": best[1],
                  "ok": all(e <= 1e-3 for e in errs.values())})
     for r in rows:
         t = r["tflops"]
         failures[0] += not r["ok"]
+        others = "  ".join(f"{s[5:]} {v:.1f}" for s, v in t.items() if s.startswith("tawa_"))
         print(f"{'PASS' if r['ok'] else 'FAIL'} {r['workload']} {r['shape']}: tawa {t['tawa']:.1f}  "
-              f"Triton {t['triton']:.1f} TFLOP/s ({t['tawa'] / t['triton']:.3f}x); rel err "
+              f"Triton {t['triton']:.1f} TFLOP/s ({t['tawa'] / t['triton']:.3f}x); other tawa "
+              f"configurations: {others}; rel err "
               + ", ".join(f"{s} {e:.1e}" for s, e in r["rel_error"].items()), flush=True)
     return rows
 
@@ -319,17 +337,20 @@ def main():
     if args.ablation or args.dp_sweep:
         steps = []
         if args.ablation:
-            steps += [("1 WS, 1 consumer group, 128x128, one CTA per tile", "examples/gemm_fp16_128x128/G1NP"),
-                      ("2 + 2 cooperative groups, 128x256", "examples/gemm_fp16/NP"),
-                      ("3 + persistent (D = 2)", "examples/gemm_fp16/D2P1"),
-                      ("4 + ring depth D = 4 (default)", "examples/gemm_fp16/default")]
+            steps += [("ablation", "1 WS, 1 consumer group, 128x128, one CTA per tile",
+                       "examples/gemm_fp16_128x128/G1NP"),
+                      ("ablation", "2 + 2 cooperative groups, 128x256", "examples/gemm_fp16/NP"),
+                      ("ablation", "3 + persistent (D = 2)", "examples/gemm_fp16/D2P1"),
+                      ("ablation", "4 + ring depth D = 4 (default)", "examples/gemm_fp16/default")]
         if args.dp_sweep:
-            steps += [(f"D={d} P={p}", f"examples/gemm_fp16/D{d}P{p}")
+            steps += [("dp_sweep", f"D={d} P={p}", f"examples/gemm_fp16/D{d}P{p}")
                       for d in range(1, 5) for p in range(3) if p < d]
+            steps += [("dp_sweep", f"128x128 {c}", f"examples/gemm_fp16_128x128/{c}")
+                      for c in ("default", "G2", "PP", "PPD2P1")]
         k = 16384
         flops = 2.0 * m * n * k
         print(f"\nfp16 M = N = {m}, K = {k}:")
-        for label, kid in steps:
+        for workload, label, kid in steps:
             kern = kernel_row(by_id, base, kid)
             if kern is None:
                 print(f"FAIL {label}: no compiled kernel {kid}")
@@ -339,7 +360,7 @@ def main():
             ok = err <= workloads.BOUNDS[("f16", "f16")]
             fail[0] += not ok
             tf = flops / t / 1e9
-            extra.append({"workload": "ablation" if label[0].isdigit() else "dp_sweep", "step": label,
+            extra.append({"workload": workload, "step": label,
                           "kernel": kid, "shape": [m, n, k], "tflops": {"tawa": tf},
                           "tawa_config": kern.meta.get("_tawa", {}), "rel_error": {"tawa": err}, "ok": ok})
             print(f"{'PASS' if ok else 'FAIL'} {label:52s} {tf:7.1f} TFLOP/s  ({kid}, rel err {err:.1e})", flush=True)

@@ -117,6 +117,11 @@ if [ -f "$MANIFEST" ]; then
     step "sanitizer $tool: compiled kernels" 200 compute-sanitizer --tool $tool --error-exitcode 1 \
       python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   done
+  # Every configuration (ring depths, lags, groups, ping-pong, persistence)
+  # of a plain and of a grouped GEMM.
+  step "sanitizer racecheck: all configs, 2 kernels" 200 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small \
+    --kernel shared/gemm_fp16_128x128 --kernel shared/gemm_grouped
   GEMM_KS=$KS
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
     --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \

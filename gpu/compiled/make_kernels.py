@@ -61,6 +61,8 @@ def configs(sweep):
         out.append(("G2", ["--consumer-groups=2"]))
         out.append(("NP", ["--persistent=false"]))
         out.append(("G1NP", ["--consumer-groups=1", "--persistent=false"]))
+        out.append(("PP", ["--pingpong"]))
+        out.append(("PPD2P1", ["--pingpong", "--aref-depth=2", "--mma-depth=1"]))
     return out
 
 
@@ -92,6 +94,10 @@ def main():
             # One consumer group cannot hold a 128 x 256 accumulator in
             # registers; the G1 variant is only built where it fits.
             if name in ("G1", "G1NP") and "128x128" not in kid:
+                continue
+            # Ping-pong gives each consumer group a whole tile: 128 x 128
+            # accumulators fit its registers, 128 x 256 ones do not.
+            if name.startswith("PP") and not any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu")):
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:

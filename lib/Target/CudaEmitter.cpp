@@ -891,11 +891,22 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   if (region != Region::Top)
     return error(op) << "nested warp_specialize";
   ArrayRef<int32_t> warps = op.getWarps(), regs = op.getRegs();
-  if (warps.size() != 2 || warps[0] != 4 || warps[1] % 4 != 0 ||
-      warps[1] / 4 < 1 || warps[1] / 4 > 2)
-    return error(op) << "supported: one 4-warp producer and 1 or 2 consumer "
-                        "warp groups";
-  groups = warps[1] / 4;
+  // One 4-warp producer, then either one consumer partition of 1 or 2 warp
+  // groups (cooperative: they split each tile's rows) or, ping-pong, two
+  // consumer partitions of one warp group each (each on its own tiles).
+  bool pingpong = op->hasAttr("tawa.pingpong");
+  bool shapeOk = warps.size() >= 2 && warps[0] == 4;
+  for (int32_t w : warps.drop_front())
+    shapeOk &= w % 4 == 0 && w >= 4;
+  if (pingpong)
+    shapeOk &= warps.size() == 3 && warps[1] == 4 && warps[2] == 4;
+  else
+    shapeOk &= warps.size() == 2 && warps[1] <= 8;
+  if (!shapeOk)
+    return error(op) << "supported: one 4-warp producer and either one "
+                        "consumer partition of 1 or 2 warp groups or two "
+                        "ping-pong partitions of one warp group each";
+  groups = pingpong ? 1 : warps[1] / 4;
 
   line() << "if (warpGroupIndex() == 0) {\n";
   ++indent;
@@ -924,15 +935,33 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   ++indent;
   region = Region::Consumer;
   line() << "setmaxnregInc<" << regs[1] << ">();\n";
-  line() << "// Consumer group cg owns rows [64 F cg, 64 F (cg + 1)) of every "
-            "accumulator tile.\n";
-  line() << "const int cg = warpGroupIndex() - 1;\n";
+  line() << "// wg: this consumer warp group (its epilogue buffers, named "
+            "barrier and\n";
+  line() << "// tensor-map slots); cg: its place among the groups that split "
+            "a tile, which\n";
+  line() << "// owns rows [64 F cg, 64 F (cg + 1)) of every accumulator.\n";
+  line() << "const int wg = warpGroupIndex() - 1;\n";
   line() << "const int tid = threadIdx.x % kWarpGroupThreads;\n";
   line() << "const bool laneZero = threadIdx.x % 32 == 0;\n";
   line() << "uint32_t epiBox = 0; // epilogue boxes staged so far\n";
-  line() << "(void)cg; (void)tid; (void)laneZero; (void)epiBox;\n";
-  if (failed(emitBlock(op.getPartitions()[1].front())))
-    return failure();
+  line() << "(void)wg; (void)tid; (void)laneZero; (void)epiBox;\n";
+  for (unsigned p = 1; p < warps.size(); ++p) {
+    if (pingpong) {
+      line() << (p == 1 ? "if" : "} else if") << " (wg == " << p - 1
+             << ") { // ping-pong consumer " << p - 1 << ": its own tiles\n";
+      ++indent;
+      line() << "const int cg = 0;\n";
+    } else {
+      line() << "{\n";
+      ++indent;
+      line() << "const int cg = wg;\n";
+    }
+    line() << "(void)cg;\n";
+    if (failed(emitBlock(op.getPartitions()[p].front())))
+      return failure();
+    --indent;
+  }
+  line() << "}\n";
   line() << "// Global writes of the last stores must land before the CTA "
             "retires.\n";
   line() << "if (tid == 0)\n";
@@ -1341,15 +1370,15 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   for (int64_t b = 0; b < boxes; ++b) {
     line() << "{\n";
     ++indent;
-    line() << "uint8_t *buf = epi + (cg * 2 + (epiBox & 1)) * "
+    line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
            << 64 * kSwizzleBytes << ";\n";
     line() << "if (tid == 0)\n";
     line() << "  tmaStoreWaitRead<1>();\n";
-    line() << "namedBarrierSync(1 + cg, kWarpGroupThreads);\n";
+    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
     line() << "storeAccBoxSwizzled<" << cty << ", " << b << ">(" << acc.name
            << "[f], buf);\n";
     line() << "fenceProxyAsyncShared();\n";
-    line() << "namedBarrierSync(1 + cg, kWarpGroupThreads);\n";
+    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
     line() << "if (tid == 0) {\n";
     line() << "  tmaStore2D(" << desc << ", buf, " << col0 << " + "
            << b * kEpiBoxCols << ", row);\n";
@@ -1383,7 +1412,7 @@ LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
   std::string args =
       map + ", descStaging + " +
       (region == Region::Producer ? std::string("0")
-                                  : std::string("128 * (1 + cg)")) +
+                                  : std::string("128 * (1 + wg)")) +
       ", " + lookup(op.getBase()) + ", (uint32_t)" + lookup(op.getShape()[1]) +
       ", (uint32_t)" + lookup(op.getShape()[0]) + ", (uint64_t)" +
       lookup(op.getStrides()[0]) + " * " + std::to_string(elemBytes(elem));
@@ -1407,7 +1436,7 @@ LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
     line() << "  tensorMapAcquire(" << map << ");\n";
   } else if (region == Region::Consumer) {
     line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
-           << m.slot << " + cg];\n";
+           << m.slot << " + wg];\n";
     line() << "if (tid < 32) {\n";
     line() << "  // Stores through the map being replaced must be done.\n";
     line() << "  if (tid == 0)\n";
@@ -1539,6 +1568,10 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       offset += bytes;
     }
   }
+  // Consumer warp groups of all consumer partitions (ping-pong: 2 of 1).
+  int64_t totalGroups = 0;
+  for (int32_t w : ws.getWarps().drop_front())
+    totalGroups += w / 4;
   groups = ws.getWarps().size() == 2 ? ws.getWarps()[1] / 4 : 1;
   // Device-side tensor descriptors: one global slot per SM and creating
   // warp (the producer's, or one per consumer group).
@@ -1551,7 +1584,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     Type elem = block.getElementType();
     DeviceMap m;
     m.slot = deviceMapSlots;
-    deviceMapSlots += inProducer ? 1 : groups;
+    deviceMapSlots += inProducer ? 1 : totalGroups;
     producerMaps |= inProducer;
     m.elem = elem.isF16()    ? "F16"
              : elem.isBF16() ? "BF16"
@@ -1592,7 +1625,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   offset = llvm::alignTo(offset, 1024);
   int64_t epiOffset = offset;
   if (stores)
-    offset += groups * 2 * 64 * kSwizzleBytes;
+    offset += totalGroups * 2 * 64 * kSwizzleBytes;
   layout.push_back(llvm::formatv("uint8_t *epi = smem + {0}; // 2 x 64x64 "
                                  "staging boxes per consumer group",
                                  epiOffset)
@@ -1604,7 +1637,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                                    "and each consumer group",
                                    offset)
                          .str());
-    offset += 128 * (1 + groups);
+    offset += 128 * (1 + totalGroups);
   }
   SmallVector<std::string> inits;
   for (Operation &op : entry) {
@@ -1634,7 +1667,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
 
   if (failed(emitBlock(entry)))
     return failure();
-  int64_t threads = 128 * (1 + groups);
+  int64_t threads = 128 * (1 + totalGroups);
 
   // Source.
   os << "// Generated by tawac --emit=cuda from kernel " << kernelName
@@ -1694,7 +1727,8 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   md.dynamicSmemBytes = smemBytes;
   for (const Param &p : params)
     md.params.push_back(p);
-  md.consumerGroups = groups;
+  md.consumerGroups = totalGroups;
+  md.pingpong = ws->hasAttr("tawa.pingpong");
   md.programsGrid = programsGrid;
   for (Operation &op : entry)
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
@@ -1748,7 +1782,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
   json << "  \"_tawa\": {\"aref_depth\": " << md.arefDepth
        << ", \"mma_depth\": " << md.mmaDepth
        << ", \"consumer_groups\": " << md.consumerGroups
-       << ", \"persistent\": " << (md.programsGrid ? "true" : "false");
+       << ", \"persistent\": " << (md.programsGrid ? "true" : "false")
+       << ", \"pingpong\": " << (md.pingpong ? "true" : "false");
   if (md.resources)
     json << ", \"registers\": " << md.resources->registers
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Protocol/ArefProtocol.h"
+#include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
 
@@ -77,9 +78,12 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
   }
 
   /// Consumer warps that release the ring: every warp of each partition that
-  /// marks its slots consumed (one arrival per warp and phase).
+  /// marks its slots consumed (one arrival per warp and phase). Ping-pong
+  /// partitions take alternate tiles, so each slot is released by the warps
+  /// of one of them.
   FailureOr<int64_t> consumerWarps(tawa::ArefCreateOp create) {
     int64_t warps = 0;
+    bool disjoint = false;
     llvm::SmallPtrSet<Region *, 4> seen;
     for (Operation *user : create->getUsers()) {
       if (!isa<tawa::ArefConsumedOp>(user))
@@ -87,10 +91,12 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
       auto ws = user->getParentOfType<tawa::WarpSpecializeOp>();
       if (!ws)
         return create.emitOpError("is released outside a tawa.warp_specialize");
+      disjoint = ws->hasAttr(kPingPongAttr);
       for (auto [i, region] : llvm::enumerate(ws.getPartitions()))
         if (region.isAncestor(user->getParentRegion()) &&
             seen.insert(&region).second)
-          warps += ws.getWarps()[i];
+          warps = disjoint ? std::max<int64_t>(warps, ws.getWarps()[i])
+                           : warps + ws.getWarps()[i];
     }
     return warps ? warps : 1;
   }

@@ -79,8 +79,10 @@ ArrayRef<int32_t> carriedMasks(Operation *loop) {
 
 class Distributor {
 public:
-  Distributor(tt::FuncOp func, int64_t depth, int64_t consumerGroups)
-      : func(func), depth(depth), consumerGroups(consumerGroups) {}
+  Distributor(tt::FuncOp func, int64_t depth, int64_t consumerGroups,
+              bool pingpong)
+      : func(func), depth(depth), consumerGroups(consumerGroups),
+        pingpong(pingpong) {}
 
   LogicalResult run();
 
@@ -94,11 +96,21 @@ private:
   void cloneFor(scf::ForOp forOp, OpBuilder &b, int32_t p);
   void cloneWhile(scf::WhileOp whileOp, OpBuilder &b, int32_t p);
   SmallVector<unsigned> groupsInside(Operation *op);
+  void cloneLoopBody(Block &src, OpBuilder &b, int32_t p, Operation *loop);
+  void cloneTileBody(Block &src, OpBuilder &b, int32_t p);
+  LogicalResult findTileLoop();
   Value increment(OpBuilder &b, Location loc, Value v);
   void strip(Operation *op);
 
   tt::FuncOp func;
   int64_t depth, consumerGroups;
+  /// Ping-pong consumers (DESIGN.md §3): two consumer partitions of one warp
+  /// group each take alternate iterations of the tile loop (the loop around
+  /// the K loop), so that one's epilogue overlaps the other's products.
+  bool pingpong;
+  Operation *tileLoop = nullptr;
+  /// In the consumer clone being built: which tiles it takes (-1: all).
+  int parity = -1;
   SmallVector<ArefGroup> groups;
   llvm::DenseMap<Operation *, unsigned> groupOfLoad;
   // Per partition while cloning:
@@ -201,8 +213,144 @@ SmallVector<unsigned> Distributor::groupsInside(Operation *op) {
   for (auto [i, group] : llvm::enumerate(groups))
     if (op->isProperAncestor(group.loads.front()))
       inside.push_back(i);
+  // Ping-pong consumers also thread a count of tile-loop iterations, the
+  // counter after the groups'.
+  if (parity >= 0 && op->isAncestor(tileLoop))
+    inside.push_back(groups.size());
   return inside;
 }
+
+LogicalResult Distributor::findTileLoop() {
+  for (ArefGroup &group : groups) {
+    Operation *kLoop = group.loads.front()->getParentOp();
+    if (!isa<scf::ForOp>(kLoop))
+      continue;
+    Operation *candidate = kLoop->getParentOp();
+    if (!isa<scf::ForOp, scf::WhileOp>(candidate))
+      continue;
+    if (tileLoop && tileLoop != candidate)
+      return emitError(getUserLocation(candidate->getLoc()))
+             << "ping-pong consumers need one tile loop around the K loops";
+    tileLoop = candidate;
+  }
+  if (!tileLoop)
+    return emitError(getUserLocation(func.getLoc()))
+           << "ping-pong consumers need a loop over tiles around the K loop "
+              "(a persistent kernel)";
+  // A tile's work must not feed the next tile: the other consumer partition
+  // would not have it.
+  Block *body = isa<scf::ForOp>(tileLoop)
+                    ? cast<scf::ForOp>(tileLoop).getBody()
+                    : cast<scf::WhileOp>(tileLoop).getAfterBody();
+  for (Value v : body->getTerminator()->getOperands())
+    if (isa<RankedTensorType>(v.getType()))
+      return emitError(getUserLocation(tileLoop->getLoc()))
+             << "ping-pong consumers need a tile loop that carries no tile "
+                "from one tile to the next";
+  for (ArefGroup &group : groups) {
+    Operation *parent = group.loads.front()->getParentOp();
+    if (parent != tileLoop && parent->getParentOp() != tileLoop)
+      return emitError(getUserLocation(group.loads.front()->getLoc()))
+             << "ping-pong consumers need every TMA load in the tile loop or "
+                "directly in a K loop inside it";
+  }
+  return success();
+}
+
+/// Scalar bookkeeping of a tile loop's body that both ping-pong consumers
+/// run for every tile (the next tile's index, loop bounds): operations with
+/// no regions and no tensor results that write no memory.
+static bool isTileControl(Operation *op) {
+  if (op->getNumRegions() || op->getNumResults() == 0 ||
+      isa<tt::MakeTensorDescOp>(op) ||
+      op->getDialect()->getNamespace() == "tawa")
+    return false;
+  if (llvm::any_of(op->getResultTypes(),
+                   [](Type t) { return isa<RankedTensorType>(t); }))
+    return false;
+  return isMemoryEffectFree(op) || isa<tt::LoadOp>(op);
+}
+
+void Distributor::cloneLoopBody(Block &src, OpBuilder &b, int32_t p,
+                                Operation *loop) {
+  if (parity >= 0 && loop == tileLoop)
+    cloneTileBody(src, b, p);
+  else
+    cloneBlockInto(src, b, p);
+}
+
+void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
+  Location loc = tileLoop->getLoc();
+  unsigned tiles = groups.size();
+  // Bookkeeping first, for every tile.
+  for (Operation &op : src.without_terminator())
+    if (isTileControl(&op) && isInPartition(&op, p))
+      cloneOp(&op, b, p);
+  // Then the work of this partition's tiles: (tile count mod 2) == parity.
+  Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
+  Value mine = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, counter[tiles], two),
+      arith::ConstantIntOp::create(b, loc, parity, 32));
+  SmallVector<unsigned> inner;
+  for (auto [g, group] : llvm::enumerate(groups))
+    if (tileLoop->isProperAncestor(group.loads.front()))
+      inner.push_back(g);
+  SmallVector<Type> types(inner.size(), b.getI32Type());
+  auto ifOp = scf::IfOp::create(b, loc, types, mine, /*withElseRegion=*/true);
+  SmallVector<Value> before(counter.begin(), counter.end());
+  {
+    OpBuilder tb = OpBuilder::atBlockEnd(ifOp.thenBlock());
+    for (Operation &op : src.without_terminator()) {
+      if (failed(status))
+        return;
+      if (!isTileControl(&op))
+        cloneOp(&op, tb, p);
+    }
+    SmallVector<Value> yields;
+    for (unsigned g : inner)
+      yields.push_back(counter[g]);
+    scf::YieldOp::create(tb, loc, yields);
+  }
+  {
+    // The other partition's tile: skip the ring positions it uses, one per
+    // iteration of the K loop holding the group's loads (one per tile for a
+    // load directly in the tile loop).
+    OpBuilder eb = OpBuilder::atBlockEnd(ifOp.elseBlock());
+    SmallVector<Value> yields;
+    for (unsigned g : inner) {
+      Operation *parent = groups[g].loads.front()->getParentOp();
+      Value skipped;
+      if (parent == tileLoop) {
+        skipped = arith::ConstantIntOp::create(eb, loc, 1, 32);
+      } else {
+        auto kLoop = cast<scf::ForOp>(parent);
+        Value lb = map.lookupOrDefault(kLoop.getLowerBound());
+        Value ub = map.lookupOrDefault(kLoop.getUpperBound());
+        Value step = map.lookupOrDefault(kLoop.getStep());
+        if (!available(lb, partitionRegion) ||
+            !available(ub, partitionRegion) ||
+            !available(step, partitionRegion)) {
+          emitError(getUserLocation(kLoop.getLoc()))
+              << "ping-pong consumers need K-loop bounds that are plain "
+                 "scalar arithmetic (to skip the other consumer's tiles)";
+          status = failure();
+          return;
+        }
+        Value span = arith::SubIOp::create(eb, loc, ub, lb);
+        Value zero = arith::ConstantIntOp::create(eb, loc, 0, 32);
+        span = arith::MaxSIOp::create(eb, loc, span, zero);
+        skipped = arith::CeilDivSIOp::create(eb, loc, span, step);
+      }
+      yields.push_back(arith::AddIOp::create(eb, loc, before[g], skipped));
+    }
+    scf::YieldOp::create(eb, loc, yields);
+  }
+  for (auto [k, g] : llvm::enumerate(inner))
+    counter[g] = ifOp.getResult(k);
+  counter[tiles] = increment(b, loc, counter[tiles]);
+}
+
 
 Value Distributor::increment(OpBuilder &b, Location loc, Value v) {
   Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
@@ -342,7 +490,7 @@ void Distributor::cloneFor(scf::ForOp forOp, OpBuilder &b, int32_t p) {
   // scf.for::create with inits adds a yield; rebuild it at the end.
   if (!body->empty())
     body->getTerminator()->erase();
-  cloneBlockInto(*forOp.getBody(), inner, p);
+  cloneLoopBody(*forOp.getBody(), inner, p, forOp);
   SmallVector<Value> yields;
   for (unsigned i : kept)
     yields.push_back(map.lookupOrDefault(forOp.getYieldedValues()[i]));
@@ -402,7 +550,7 @@ void Distributor::cloneWhile(scf::WhileOp whileOp, OpBuilder &b, int32_t p) {
   // After region: the body.
   bindArgs(whileOp.getAfterBody(), after);
   OpBuilder afterBuilder = OpBuilder::atBlockEnd(after);
-  cloneBlockInto(*whileOp.getAfterBody(), afterBuilder, p);
+  cloneLoopBody(*whileOp.getAfterBody(), afterBuilder, p, whileOp);
   SmallVector<Value> yields;
   for (unsigned i : kept)
     yields.push_back(map.lookupOrDefault(whileOp.getYieldOp().getOperand(i)));
@@ -486,6 +634,8 @@ LogicalResult Distributor::run() {
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
 
+  if (consumerGroups == 0 && pingpong)
+    consumerGroups = 2;
   if (consumerGroups == 0) {
     // Auto: the fewest groups (at most 2) whose 64-row share of the largest
     // accumulator fits in 128 fp32 registers per thread, which leaves room
@@ -501,27 +651,46 @@ LogicalResult Distributor::run() {
     });
   }
 
+  if (pingpong) {
+    if (consumerGroups != 2)
+      return emitError(getUserLocation(func.getLoc()))
+             << "ping-pong takes two consumer warp groups";
+    if (failed(findTileLoop()))
+      return failure();
+  }
+
   // One producer warp group with few registers; the consumer groups share the
   // rest of the 64K-register file (setmaxnreg takes multiples of 8, <= 256).
   const int32_t producerRegs = 40;
   int32_t consumerWarps = 4 * consumerGroups;
   int32_t consumerRegs = std::min<int64_t>(
       232, ((65536 - 128 * producerRegs) / (32 * consumerWarps)) / 8 * 8);
+  // Ping-pong: one partition (of one warp group) per consumer.
+  SmallVector<int32_t> warps{4}, regs{producerRegs};
+  for (int64_t i = 0; i < (pingpong ? consumerGroups : 1); ++i) {
+    warps.push_back(pingpong ? 4 : consumerWarps);
+    regs.push_back(consumerRegs);
+  }
   auto ws = tawa::WarpSpecializeOp::create(
-      b, loc, b.getDenseI32ArrayAttr({4, consumerWarps}),
-      b.getDenseI32ArrayAttr({producerRegs, consumerRegs}), /*regions=*/2);
+      b, loc, b.getDenseI32ArrayAttr(warps), b.getDenseI32ArrayAttr(regs),
+      /*regions=*/warps.size());
+  if (pingpong)
+    ws->setAttr(kPingPongAttr, b.getUnitAttr());
 
-  for (int32_t p : {kProducer, kConsumer}) {
-    partitionRegion = &ws.getPartitions()[p];
-    Block *region = &partitionRegion->emplaceBlock();
-    OpBuilder rb = OpBuilder::atBlockEnd(region);
+  for (unsigned region = 0; region < warps.size(); ++region) {
+    int32_t p = region == 0 ? kProducer : kConsumer;
+    parity = pingpong && region > 0 ? static_cast<int>(region) - 1 : -1;
+    partitionRegion = &ws.getPartitions()[region];
+    Block *block = &partitionRegion->emplaceBlock();
+    OpBuilder rb = OpBuilder::atBlockEnd(block);
     map.clear();
     Value zero = arith::ConstantIntOp::create(rb, loc, 0, 32);
-    counter.assign(groups.size(), zero);
+    counter.assign(groups.size() + (parity >= 0 ? 1 : 0), zero);
     cloneBlockInto(body, rb, p);
     if (failed(status))
       return failure();
   }
+  parity = -1;
 
   // The original body, minus the new ops and the return, is now dead.
   SmallVector<Operation *> dead;
@@ -550,7 +719,8 @@ struct LoopDistribution
                                "auto)");
       return signalPassFailure();
     }
-    Distributor distributor(getOperation(), arefDepth, consumerGroups);
+    Distributor distributor(getOperation(), arefDepth, consumerGroups,
+                            pingpong);
     if (failed(distributor.run()))
       signalPassFailure();
   }

@@ -18,6 +18,7 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   LoopDistributionOptions distribution;
   distribution.arefDepth = options.arefDepth;
   distribution.consumerGroups = options.consumerGroups;
+  distribution.pingpong = options.pingpong;
   MmaPipelineOptions pipeline;
   pipeline.mmaDepth = options.mmaDepth;
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();

@@ -1,6 +1,9 @@
 // RUN: tawa-opt %s -split-input-file -verify-diagnostics -tawa-aref-lowering | FileCheck %s
 // RUN: tawac %examples_ttir/gemm_fp16.ttir --emit=ws-ir -o %t.mlir
 // RUN: tawa-opt %t.mlir -tawa-aref-lowering | FileCheck %s --check-prefix=GEMM
+// Ping-pong partitions release disjoint slots: 4 arrivals (one group's warps).
+// RUN: tawac %examples_ttir/gemm_fp16_128x128.ttir --emit=ws-ir --pingpong | tawa-opt -tawa-aref-lowering | FileCheck %s --check-prefix=PINGPONG
+// PINGPONG: tawa.mbarrier.alloc arrivals(4) : !tawa.mbarriers<4>
 
 // Ring position k: slot k mod D, phase (k / D) & 1; the producer waits on
 // empty with parity phase ^ 1, the consumer on full with parity phase.

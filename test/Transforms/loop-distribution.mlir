@@ -3,6 +3,26 @@
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=PERSISTENT
 // RUN: tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=ATTN
 // RUN: not tawa-opt %s -split-input-file -tawa-loop-distribution 2>&1 | FileCheck %s --check-prefix=NOANNOT
+// RUN: tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="pingpong=true" -canonicalize | FileCheck %s --check-prefix=PINGPONG
+// RUN: not tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-partition-annotation -tawa-loop-distribution="pingpong=true" 2>&1 | FileCheck %s --check-prefix=PINGPONG-ONETILE
+
+// Ping-pong: two consumer partitions of one warp group; partition c works on
+// the tiles whose count is c mod 2 and, on the others, only advances its ring
+// counter by the K loop's trip count (the other partition consumes them).
+// PINGPONG: tawa.warp_specialize {tawa.pingpong} partition warps(4) regs(40) {
+// PINGPONG: } partition warps(4) regs(232) {
+// PINGPONG: scf.for {{.*}} iter_args(%[[K0:.*]] = %c0_i32, %[[T0:.*]] = %c0_i32) -> (i32, i32)
+// PINGPONG: %[[PAR:.*]] = arith.remui %[[T0]], %c2_i32
+// PINGPONG: %[[MINE:.*]] = arith.cmpi eq, %[[PAR]], %c0_i32
+// PINGPONG: scf.if %[[MINE]] -> (i32) {
+// PINGPONG: tawa.aref.get %{{.*}}[%{{.*}}]
+// PINGPONG: tt.descriptor_store
+// PINGPONG: } else {
+// PINGPONG: %[[TRIP:.*]] = arith.ceildivsi
+// PINGPONG: arith.addi %[[K0]], %[[TRIP]]
+// PINGPONG: } partition warps(4) regs(232) {
+// PINGPONG: arith.cmpi eq, %{{.*}}, %c1_i32
+// PINGPONG-ONETILE: error: ping-pong consumers need a loop over tiles around the K loop (a persistent kernel)
 // RUN: not tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4" 2>&1 | FileCheck %s --check-prefix=SMEM
 
 // SMEM: kernels.py:{{[0-9]+}}:0: error: aref rings of 4 slots need 294912 bytes of shared memory, more than the 232448 of a Hopper CTA; lower --aref-depth

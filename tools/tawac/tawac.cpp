@@ -106,6 +106,13 @@ cl::opt<bool> persistent(
              "that walks program ids itself is left as written)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<bool> pingpong(
+    "pingpong",
+    cl::desc("Ping-pong consumers: two consumer warp groups, each on its own "
+             "tile, alternate so that one's epilogue overlaps the other's "
+             "products (needs a tile loop: a persistent kernel; default: off)"),
+    cl::init(false), cl::cat(tawacCategory));
+
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
     cl::desc("Keep source locations (loc(...)) in the written IR so it can be "
@@ -233,6 +240,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.mmaDepth = mmaDepth;
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
+    options.warpSpecialization.pingpong = pingpong;
     switch (emitStage) {
     case Stage::WsIr:
       options.stage = tawa::CompileStage::WsIr;

@@ -48,6 +48,8 @@ struct KernelMetadata {
   /// A persistent kernel walking the caller's program grid (grid kind
   /// "programs"), rather than one CTA per program ("explicit").
   bool programsGrid = false;
+  /// Two consumer partitions on alternate tiles (ping-pong).
+  bool pingpong = false;
   std::optional<KernelResources> resources;
 };
 

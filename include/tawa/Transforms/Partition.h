@@ -31,6 +31,10 @@ inline constexpr llvm::StringLiteral kStageAttr = "tawa.stage";
 /// `i32` on a loop: the number of pipeline stages of its body.
 inline constexpr llvm::StringLiteral kNumStagesAttr = "tawa.num_stages";
 
+/// Unit attribute on a tawa.warp_specialize whose consumer partitions take
+/// alternate tiles (ping-pong): each ring slot is released by one of them.
+inline constexpr llvm::StringLiteral kPingPongAttr = "tawa.pingpong";
+
 /// Whether `op` is annotated as executing in partition `p`.
 bool isInPartition(mlir::Operation *op, int32_t p);
 

@@ -84,6 +84,9 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
            "slots D of each aref whose loads are inside a loop (others get 1); "
            "0 chooses the most slots, up to 4, that fit in 227 KiB of shared "
            "memory next to the other arefs and a 32 KiB epilogue buffer">,
+    Option<"pingpong", "pingpong", "bool", /*default=*/"false",
+           "two consumer warp groups, each in its own partition, take "
+           "alternate tiles of the tile loop (needs consumer-groups 2)">,
     Option<"consumerGroups", "consumer-groups", "int64_t", /*default=*/"0",
            "consumer warp groups (4 warps each) that share the consumer "
            "region, 1 to 3; 0 chooses the fewest (at most 2) whose share of "

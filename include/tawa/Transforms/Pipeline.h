@@ -24,6 +24,9 @@ struct WarpSpecializationOptions {
   /// Consumer warp groups, 1 to 3; 0: 2 when one group's share of the
   /// accumulator would exceed 128 registers per thread, else 1.
   int64_t consumerGroups = 0;
+  /// Ping-pong consumers: two partitions of one warp group each, on
+  /// alternate tiles (needs a tile loop: a persistent kernel).
+  bool pingpong = false;
   /// Make a kernel of one program per tile persistent (one CTA per SM
   /// walking the program grid) unless it walks program ids itself.
   bool persistent = true;
