@@ -369,6 +369,30 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return emitStore(store);
   if (auto make = dyn_cast<tt::MakeTensorDescOp>(op))
     return emitMakeTensorDesc(make);
+  if (auto wait = dyn_cast<PingPongWaitOp>(op)) {
+    // Consumer g's n-th tile waits for the other's n-th hand-over (consumer
+    // 0 starts without one): order[g] completes once per hand-over to g.
+    if (region != Region::Consumer)
+      return error(op) << "ping-pong wait outside a consumer partition";
+    std::string turn = lookup(wait.getTurn());
+    if (wait.getGroup() == 0)
+      line() << "if (" << turn << " > 0)\n  ";
+    else
+      line();
+    body << "mbarrierWait(&pingpongOrder[" << wait.getGroup() << "], "
+         << (wait.getGroup() == 0 ? "(" + turn + " - 1)" : turn)
+         << " & 1);\n";
+    return success();
+  }
+  if (auto arrive = dyn_cast<PingPongArriveOp>(op)) {
+    if (region != Region::Consumer)
+      return error(op) << "ping-pong arrive outside a consumer partition";
+    // The group's first thread has passed every full wait of the tile.
+    line() << "if (tid == 0)\n";
+    line() << "  mbarrierArrive(&pingpongOrder[" << 1 - arrive.getGroup()
+           << "]);\n";
+    return success();
+  }
 
   if (auto alloc = dyn_cast<SmemAllocOp>(op)) {
     // Placed by emit() before the body is translated.
@@ -1655,6 +1679,16 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                           .str());
       offset += 8 * count;
     }
+  }
+  if (ws->hasAttr("tawa.pingpong")) {
+    layout.push_back(llvm::formatv("MBarrier *pingpongOrder = reinterpret_cast<"
+                                   "MBarrier *>(smem + {0}); // hand-overs to "
+                                   "ping-pong consumer 0, 1",
+                                   offset)
+                         .str());
+    inits.push_back("for (int s = 0; s < 2; ++s)\n      "
+                    "mbarrierInit(&pingpongOrder[s], 1);");
+    offset += 16;
   }
   int64_t smemBytes = offset + 1024;
   // Device-built tensor maps live in per-SM slots: the CTA must have its SM

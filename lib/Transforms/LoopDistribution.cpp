@@ -301,12 +301,24 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
   SmallVector<Value> before(counter.begin(), counter.end());
   {
     OpBuilder tb = OpBuilder::atBlockEnd(ifOp.thenBlock());
+    // This partition's turn: the number of its own tiles so far.
+    Value turn = arith::DivUIOp::create(tb, loc, counter[tiles], two);
+    tawa::PingPongWaitOp::create(tb, loc, turn, tb.getI32IntegerAttr(parity));
+    Operation *lastKLoop = nullptr;
+    for (Operation &op : src.without_terminator())
+      for (ArefGroup &group : groups)
+        if (op.isProperAncestor(group.loads.front()))
+          lastKLoop = &op;
     for (Operation &op : src.without_terminator()) {
       if (failed(status))
         return;
       if (!isTileControl(&op))
         cloneOp(&op, tb, p);
+      if (&op == lastKLoop)
+        tawa::PingPongArriveOp::create(tb, loc, tb.getI32IntegerAttr(parity));
     }
+    if (!lastKLoop)
+      tawa::PingPongArriveOp::create(tb, loc, tb.getI32IntegerAttr(parity));
     SmallVector<Value> yields;
     for (unsigned g : inner)
       yields.push_back(counter[g]);

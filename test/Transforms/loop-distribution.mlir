@@ -15,13 +15,19 @@
 // PINGPONG: %[[PAR:.*]] = arith.remui %[[T0]], %c2_i32
 // PINGPONG: %[[MINE:.*]] = arith.cmpi eq, %[[PAR]], %c0_i32
 // PINGPONG: scf.if %[[MINE]] -> (i32) {
+// PINGPONG: %[[TURN:.*]] = arith.divui %[[T0]], %c2_i32
+// PINGPONG: tawa.pingpong.wait group 0 turn %[[TURN]]
+// PINGPONG: scf.for
 // PINGPONG: tawa.aref.get %{{.*}}[%{{.*}}]
+// PINGPONG: tawa.pingpong.arrive group 0
 // PINGPONG: tt.descriptor_store
 // PINGPONG: } else {
 // PINGPONG: %[[TRIP:.*]] = arith.ceildivsi
 // PINGPONG: arith.addi %[[K0]], %[[TRIP]]
 // PINGPONG: } partition warps(4) regs(232) {
 // PINGPONG: arith.cmpi eq, %{{.*}}, %c1_i32
+// PINGPONG: tawa.pingpong.wait group 1
+// PINGPONG: tawa.pingpong.arrive group 1
 // PINGPONG-ONETILE: error: ping-pong consumers need a loop over tiles around the K loop (a persistent kernel)
 // RUN: not tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4" 2>&1 | FileCheck %s --check-prefix=SMEM
 

@@ -116,6 +116,37 @@ def Tawa_WarpSpecializeOp : Tawa_Op<"warp_specialize", [
 }
 
 //===----------------------------------------------------------------------===//
+// Ping-pong consumers
+//===----------------------------------------------------------------------===//
+
+def Tawa_PingPongWaitOp : Tawa_Op<"pingpong.wait", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "wait for this consumer's turn to run its tile's products";
+  let description = [{
+    Ping-pong consumer `group` (0 or 1) takes alternate tiles; before the
+    `turn`-th of its tiles it waits until the other consumer has passed the
+    last ring position of the tile before (consumer 0's first turn does not
+    wait). Besides ordering the two groups' tensor-core work, this keeps a
+    consumer from waiting on a ring position more than one lap ahead of the
+    fills, which a parity wait could not tell apart (DESIGN.md §2.2).
+  }];
+  let arguments = (ins I32:$turn, I32Attr:$group);
+  let assemblyFormat = "`group` $group `turn` $turn attr-dict";
+}
+
+def Tawa_PingPongArriveOp : Tawa_Op<"pingpong.arrive", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "hand the turn to the other ping-pong consumer";
+  let description = [{
+    Placed after the K loop of a ping-pong consumer's tile: every ring
+    position of the tile has been waited for, so the other consumer may
+    start waiting on the positions of the next tile.
+  }];
+  let arguments = (ins I32Attr:$group);
+  let assemblyFormat = "`group` $group attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Asynchronous matrix products (wgmma issue and wait)
 //===----------------------------------------------------------------------===//
 
