@@ -63,6 +63,10 @@ def configs(sweep):
         out.append(("G1NP", ["--consumer-groups=1", "--persistent=false"]))
         out.append(("PP", ["--pingpong"]))
         out.append(("PPD2P1", ["--pingpong", "--aref-depth=2", "--mma-depth=1"]))
+        # Deeper rings, where 32 KiB slots leave room for them.
+        out.append(("D6P1", ["--aref-depth=6", "--mma-depth=1"]))
+        out.append(("D6P2", ["--aref-depth=6", "--mma-depth=2"]))
+        out.append(("PPD6P1", ["--pingpong", "--aref-depth=6", "--mma-depth=1"]))
     return out
 
 
@@ -97,7 +101,8 @@ def main():
                 continue
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
-            if name.startswith("PP") and not any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu")):
+            small_tiles = any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu"))
+            if (name.startswith("PP") or name.startswith("D6")) and not small_tiles:
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Compare tawa configurations of one kernel with repeated, interleaved
+measurements, to choose the compiler's defaults on data rather than on one
+noisy run.
+
+    bench/tune_gemm.py --manifest build-kernels/manifest.json [--rounds 3]
+
+For each case (a kernel, a shape, the configurations to compare) every
+round times each configuration once (median of triton.testing.do_bench,
+L2 cleared before every call), in a rotated order; the table gives each
+configuration's median over rounds and its spread (max - min over rounds),
+relative to the first configuration. Outputs are checked against float32
+once per configuration.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+import triton
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import workloads  # noqa: E402
+from gemm_bench import median_ms, rel_err  # noqa: E402
+
+# (kernel, (M, N, K), configurations); the first is the reference.
+CASES = [
+    ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "D4P0", "D4P2", "D3P0"]),
+    ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "D4P0", "D4P2", "D3P0"]),
+    ("examples/gemm_fp16", (8192, 8192, 16384), ["default", "D4P0", "D4P2", "D3P0"]),
+    ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "D4P0", "D4P2", "D3P0"]),
+    ("examples/gemm_fp16_128x128", (8192, 8192, 4096), ["default", "G2", "PP", "D6P1", "D6P2", "PPD6P1"]),
+    ("examples/gemm_fp16_128x128", (8192, 8192, 1024), ["default", "G2", "PP", "D6P1", "D6P2", "PPD6P1"]),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+    base = os.path.dirname(os.path.abspath(args.manifest))
+    by_id = {e["id"]: e for e in json.load(open(args.manifest))["kernels"]}
+    results = []
+    for kid, (m, n, k), configs in CASES:
+        dname = "fp8" if "fp8" in kid else "f16"
+        in_dt = torch.float8_e4m3fn if dname == "fp8" else torch.float16
+        scale = 0.5 if dname == "fp8" else 1.0
+        a = (torch.randn(m, k, device="cuda") * scale).to(in_dt)
+        b = (torch.randn(n, k, device="cuda") * scale).to(in_dt)
+        ref = a.float() @ b.float().T
+        plans, times = {}, {}
+        for cfg in configs:
+            e = by_id.get(f"{kid}/{cfg}")
+            if not e or e["error"]:
+                print(f"  {kid}/{cfg}: not compiled")
+                continue
+            kern = workloads.Loaded(os.path.join(base, e["metadata"]))
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            bm, bn = kern.box(0)[0], kern.box(1)[0]
+            plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                                       *workloads.desc_args(c), m, n, k,
+                                       grid=(triton.cdiv(m, bm) * triton.cdiv(n, bn),))
+            plan()
+            torch.cuda.synchronize()
+            err = rel_err(c, ref)
+            if not err <= workloads.BOUNDS[(kern.dtype(0), kern.dtype(2))]:
+                print(f"FAIL {kid}/{cfg}: rel err {err:.2e}")
+                continue
+            plans[cfg] = (plan, c)
+            times[cfg] = []
+        order = list(plans)
+        for r in range(args.rounds):
+            for cfg in order[r % len(order):] + order[:r % len(order)]:
+                times[cfg].append(median_ms(plans[cfg][0]))
+        flops = 2.0 * m * n * k
+        ref_cfg = order[0]
+        print(f"\n{kid} M={m} N={n} K={k} ({args.rounds} rounds, interleaved)")
+        for cfg in order:
+            tf = [flops / t / 1e9 for t in times[cfg]]
+            med = statistics.median(tf)
+            base_med = statistics.median(flops / t / 1e9 for t in times[ref_cfg])
+            print(f"  {cfg:8s} {med:7.1f} TFLOP/s  (spread {max(tf) - min(tf):5.1f})  "
+                  f"{med / base_med:6.3f}x {ref_cfg}")
+            results.append({"kernel": kid, "shape": [m, n, k], "config": cfg,
+                            "tflops": tf, "median": med})
+        del a, b, ref, plans
+        torch.cuda.empty_cache()
+    if args.json:
+        json.dump(results, open(args.json, "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
