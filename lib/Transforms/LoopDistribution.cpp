@@ -79,10 +79,13 @@ ArrayRef<int32_t> carriedMasks(Operation *loop) {
 
 class Distributor {
 public:
+  /// pingpong: 1 on, 0 off, -1 auto (on when the consumer groups are the
+  /// compiler's choice, one group's registers hold a whole tile's
+  /// accumulators and the kernel has a tile loop).
   Distributor(tt::FuncOp func, int64_t depth, int64_t consumerGroups,
-              bool pingpong)
+              int64_t pingpong)
       : func(func), depth(depth), consumerGroups(consumerGroups),
-        pingpong(pingpong) {}
+        pingpong(pingpong == 1), autoPingpong(pingpong < 0) {}
 
   LogicalResult run();
 
@@ -98,7 +101,8 @@ private:
   SmallVector<unsigned> groupsInside(Operation *op);
   void cloneLoopBody(Block &src, OpBuilder &b, int32_t p, Operation *loop);
   void cloneTileBody(Block &src, OpBuilder &b, int32_t p);
-  LogicalResult findTileLoop();
+  /// Sets tileLoop; what prevents ping-pong (where, why) if anything does.
+  std::optional<std::pair<Operation *, std::string>> findTileLoop();
   Value increment(OpBuilder &b, Location loc, Value v);
   void strip(Operation *op);
 
@@ -107,7 +111,7 @@ private:
   /// Ping-pong consumers (DESIGN.md §3): two consumer partitions of one warp
   /// group each take alternate iterations of the tile loop (the loop around
   /// the K loop), so that one's epilogue overlaps the other's products.
-  bool pingpong;
+  bool pingpong, autoPingpong;
   Operation *tileLoop = nullptr;
   /// In the consumer clone being built: which tiles it takes (-1: all).
   int parity = -1;
@@ -220,7 +224,9 @@ SmallVector<unsigned> Distributor::groupsInside(Operation *op) {
   return inside;
 }
 
-LogicalResult Distributor::findTileLoop() {
+std::optional<std::pair<Operation *, std::string>>
+Distributor::findTileLoop() {
+  using Why = std::pair<Operation *, std::string>;
   for (ArefGroup &group : groups) {
     Operation *kLoop = group.loads.front()->getParentOp();
     if (!isa<scf::ForOp>(kLoop))
@@ -229,14 +235,13 @@ LogicalResult Distributor::findTileLoop() {
     if (!isa<scf::ForOp, scf::WhileOp>(candidate))
       continue;
     if (tileLoop && tileLoop != candidate)
-      return emitError(getUserLocation(candidate->getLoc()))
-             << "ping-pong consumers need one tile loop around the K loops";
+      return Why(candidate, "ping-pong consumers need one tile loop around "
+                            "the K loops");
     tileLoop = candidate;
   }
   if (!tileLoop)
-    return emitError(getUserLocation(func.getLoc()))
-           << "ping-pong consumers need a loop over tiles around the K loop "
-              "(a persistent kernel)";
+    return Why(func, "ping-pong consumers need a loop over tiles around the "
+                     "K loop (a persistent kernel)");
   // A tile's work must not feed the next tile: the other consumer partition
   // would not have it.
   Block *body = isa<scf::ForOp>(tileLoop)
@@ -244,17 +249,16 @@ LogicalResult Distributor::findTileLoop() {
                     : cast<scf::WhileOp>(tileLoop).getAfterBody();
   for (Value v : body->getTerminator()->getOperands())
     if (isa<RankedTensorType>(v.getType()))
-      return emitError(getUserLocation(tileLoop->getLoc()))
-             << "ping-pong consumers need a tile loop that carries no tile "
-                "from one tile to the next";
+      return Why(tileLoop, "ping-pong consumers need a tile loop that "
+                           "carries no tile from one tile to the next");
   for (ArefGroup &group : groups) {
     Operation *parent = group.loads.front()->getParentOp();
     if (parent != tileLoop && parent->getParentOp() != tileLoop)
-      return emitError(getUserLocation(group.loads.front()->getLoc()))
-             << "ping-pong consumers need every TMA load in the tile loop or "
-                "directly in a K loop inside it";
+      return Why(group.loads.front(),
+                 "ping-pong consumers need every TMA load in the tile loop or "
+                 "directly in a K loop inside it");
   }
-  return success();
+  return std::nullopt;
 }
 
 /// Scalar bookkeeping of a tile loop's body that both ping-pong consumers
@@ -646,6 +650,25 @@ LogicalResult Distributor::run() {
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
 
+  if (autoPingpong && consumerGroups == 0) {
+    // Ping-pong where one warp group can hold a whole tile's accumulators in
+    // 128 registers per thread (128 x 128 tiles) and the tile loop is the
+    // one tawa made persistent: measured 2-6% faster on the H100 than
+    // splitting the tile (docs/PERFORMANCE.md, tuning).
+    bool fits = true, anyDot = false;
+    func.walk([&](tt::DotOp dot) {
+      auto acc = cast<RankedTensorType>(dot.getType());
+      anyDot = true;
+      fits &= acc.getRank() == 2 && acc.getShape()[0] % 64 == 0 &&
+              acc.getShape()[0] * acc.getShape()[1] / 128 <= 128;
+    });
+    // Only on the program loop tawa made: the grouped sample's own tile loop
+    // (device-built descriptors per group) measured slower with ping-pong.
+    pingpong = anyDot && fits && !findTileLoop() &&
+               tileLoop->hasAttr(kProgramLoopAttr);
+    if (!pingpong)
+      tileLoop = nullptr;
+  }
   if (consumerGroups == 0 && pingpong)
     consumerGroups = 2;
   if (consumerGroups == 0) {
@@ -667,8 +690,9 @@ LogicalResult Distributor::run() {
     if (consumerGroups != 2)
       return emitError(getUserLocation(func.getLoc()))
              << "ping-pong takes two consumer warp groups";
-    if (failed(findTileLoop()))
-      return failure();
+    if (!tileLoop)
+      if (auto why = findTileLoop())
+        return emitError(getUserLocation(why->first->getLoc())) << why->second;
   }
 
   // One producer warp group with few registers; the consumer groups share the

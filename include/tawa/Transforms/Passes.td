@@ -84,9 +84,11 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
            "slots D of each aref whose loads are inside a loop (others get 1); "
            "0 chooses the most slots, up to 4, that fit in 227 KiB of shared "
            "memory next to the other arefs and a 32 KiB epilogue buffer">,
-    Option<"pingpong", "pingpong", "bool", /*default=*/"false",
-           "two consumer warp groups, each in its own partition, take "
-           "alternate tiles of the tile loop (needs consumer-groups 2)">,
+    Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
+           "1: two consumer warp groups, each in its own partition, take "
+           "alternate tiles of the tile loop; 0: never; -1: where the "
+           "consumer groups are the compiler's choice, a tile's accumulators "
+           "fit one group's registers and the kernel has a tile loop">,
     Option<"consumerGroups", "consumer-groups", "int64_t", /*default=*/"0",
            "consumer warp groups (4 warps each) that share the consumer "
            "region, 1 to 3; 0 chooses the fewest (at most 2) whose share of "
@@ -112,8 +114,8 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
   let options = [
     Option<"mmaDepth", "mma-depth", "int64_t", /*default=*/"-1",
            "MMA pipeline depth P: products in flight after each issue; -1 "
-           "chooses 1 where every ring the products read has more than one "
-           "slot, else 0">
+           "chooses 2 for two cooperative consumer groups on rings of 4 or "
+           "more slots, else 1, and always less than the slots">
   ];
   let dependentDialects = ["::tawa::TawaDialect"];
 }

@@ -25,8 +25,9 @@ struct WarpSpecializationOptions {
   /// accumulator would exceed 128 registers per thread, else 1.
   int64_t consumerGroups = 0;
   /// Ping-pong consumers: two partitions of one warp group each, on
-  /// alternate tiles (needs a tile loop: a persistent kernel).
-  bool pingpong = false;
+  /// alternate tiles (needs a tile loop: a persistent kernel). 1 on, 0 off,
+  /// -1: where a tile's accumulators fit one group and consumerGroups is 0.
+  int64_t pingpong = -1;
   /// Make a kernel of one program per tile persistent (one CTA per SM
   /// walking the program grid) unless it walks program ids itself.
   bool persistent = true;
