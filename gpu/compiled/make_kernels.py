@@ -62,6 +62,7 @@ def configs(sweep):
         out.append(("NP", ["--persistent=false"]))
         out.append(("G1NP", ["--consumer-groups=1", "--persistent=false"]))
         out.append(("PP", ["--pingpong"]))
+        out.append(("NOPP", ["--pingpong=false"]))
         out.append(("PPD2P1", ["--pingpong", "--aref-depth=2", "--mma-depth=1"]))
         # Deeper rings, where 32 KiB slots leave room for them.
         out.append(("D6P1", ["--aref-depth=6", "--mma-depth=1"]))
@@ -102,7 +103,7 @@ def main():
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
             small_tiles = any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu"))
-            if (name.startswith("PP") or name.startswith("D6")) and not small_tiles:
+            if (name.startswith("PP") or name.startswith("D6") or name == "NOPP") and not small_tiles:
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:
