@@ -60,6 +60,7 @@ def configs(sweep):
         out.append(("G1", ["--consumer-groups=1"]))
         out.append(("G2", ["--consumer-groups=2"]))
         out.append(("NP", ["--persistent=false"]))
+        out.append(("OPT", ["--schedule=optimal"]))
         out.append(("G1NP", ["--consumer-groups=1", "--persistent=false"]))
         out.append(("PP", ["--pingpong"]))
         out.append(("NOPP", ["--pingpong=false"]))

@@ -98,6 +98,9 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
                 minDepth,
                 cast<tawa::ArefType>(get.getAref().getType()).getDepth());
       lag = minDepth >= 4 && cooperative ? 2 : 1;
+      // A schedule chosen by -tawa-optimal-schedule takes precedence.
+      if (auto chosen = forOp->getAttrOfType<IntegerAttr>("tawa.mma_depth"))
+        lag = chosen.getInt();
       for (tt::DotOp dot : dots)
         for (Value operand : {dot.getA(), dot.getB()})
           if (tawa::ArefGetOp get = slotSource(operand))

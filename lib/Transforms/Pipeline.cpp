@@ -25,6 +25,8 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   if (options.persistent)
     funcPm.addPass(createPersistentPrograms());
   funcPm.addPass(createPartitionAnnotation());
+  if (options.schedule == WarpSpecializationOptions::Schedule::Optimal)
+    funcPm.addPass(createOptimalSchedule());
   funcPm.addPass(createLoopDistribution(distribution));
   funcPm.addPass(createMmaPipeline(pipeline));
   funcPm.addPass(createPipelineExpansion());

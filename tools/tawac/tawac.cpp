@@ -117,6 +117,20 @@ cl::opt<cl::boolOrDefault> pingpong(
              "group's registers hold a tile's accumulators, e.g. 128x128)"),
     cl::cat(tawacCategory));
 
+cl::opt<tawa::WarpSpecializationOptions::Schedule> schedule(
+    "schedule", cl::desc("Where the main loop's pipeline comes from:"),
+    cl::init(tawa::WarpSpecializationOptions::Schedule::Heuristic),
+    cl::values(
+        clEnumValN(tawa::WarpSpecializationOptions::Schedule::Heuristic,
+                   "heuristic",
+                   "the MMA-depth rule of --mma-depth (the default)"),
+        clEnumValN(tawa::WarpSpecializationOptions::Schedule::Optimal,
+                   "optimal",
+                   "Twill's optimal modulo schedule and warp assignment of "
+                   "the main loop (solved with CBC and Z3; an explicit "
+                   "--mma-depth still wins)")),
+    cl::cat(tawacCategory));
+
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
     cl::desc("Keep source locations (loc(...)) in the written IR so it can be "
@@ -244,6 +258,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.mmaDepth = mmaDepth;
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
+    options.warpSpecialization.schedule = schedule;
     options.warpSpecialization.pingpong =
         pingpong == cl::BOU_UNSET ? -1 : pingpong == cl::BOU_TRUE ? 1 : 0;
     switch (emitStage) {

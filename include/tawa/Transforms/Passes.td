@@ -154,6 +154,30 @@ def LoopGraphExtraction : Pass<"tawa-print-loop-graph", "::tawa::tt::FuncOp"> {
   }];
 }
 
+def OptimalSchedule : Pass<"tawa-optimal-schedule", "::tawa::tt::FuncOp"> {
+  let summary = "choose the main loop's pipeline with the Twill solver (DESIGN.md §4)";
+  let description = [{
+    The compiler hook of the optimal scheduler. Runs after
+    -tawa-partition-annotation: extracts the main loop's dependence graph
+    (the one -tawa-print-loop-graph prints), normalizes its costs, solves
+    the minimal-II modulo schedule and warp assignment jointly (Twill's
+    Algorithm 1) and writes the result as attributes: `tawa.mma_depth` on
+    the loop (the products each product's issue leaves in flight in the
+    schedule), which -tawa-mma-pipeline uses instead of its heuristic, and a
+    record of the solution (`tawa.schedule*`). A warp assignment that does
+    not put exactly the TMA loads on the producer group, a solver timeout or
+    infeasibility is an error at the loop's source line.
+  }];
+  let options = [
+    Option<"timeout", "timeout", "double", /*default=*/"60",
+           "seconds for the whole search (a timeout is an error, never "
+           "reported as infeasible)">,
+    Option<"normalize", "normalize", "int64_t", /*default=*/"64",
+           "rescale cycle counts with the cost-normalization ILP so that the "
+           "distinct costs sum to at most this (0: keep the cycles)">
+  ];
+}
+
 def LayoutAssignment : Pass<"tawa-layout-assignment", "::tawa::tt::FuncOp"> {
   let summary = "assign a register or shared-memory layout to every tile (DESIGN.md §2.3)";
   let description = [{

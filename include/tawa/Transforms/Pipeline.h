@@ -28,6 +28,10 @@ struct WarpSpecializationOptions {
   /// alternate tiles (needs a tile loop: a persistent kernel). 1 on, 0 off,
   /// -1: where a tile's accumulators fit one group and consumerGroups is 0.
   int64_t pingpong = -1;
+  /// Where the MMA pipeline depth comes from when mmaDepth is -1: the
+  /// heuristic, or Twill's optimal schedule of the main loop.
+  enum class Schedule { Heuristic, Optimal };
+  Schedule schedule = Schedule::Heuristic;
   /// Make a kernel of one program per tile persistent (one CTA per SM
   /// walking the program grid) unless it walks program ids itself.
   bool persistent = true;

@@ -1,0 +1,134 @@
+//===- OptimalSchedule.cpp - Twill's schedule for a kernel's main loop ----===//
+//
+// The compiler hook of the optimal scheduler (DESIGN.md §4): the main loop's
+// dependence graph (LoopGraph.h) is solved by tawa::sched's Algorithm 1
+// (optimal modulo schedule, then the joint software-pipelining and warp-
+// specialization problem), and the solution is written as the attributes the
+// heuristic path produces or reads:
+//
+//   tawa.mma_depth = P on the loop: products left in flight, i.e. how many
+//       iterations after its issue each product completes in the schedule
+//       (floor((start + cycles) / II) - floor(start / II)); MmaPipeline then
+//       writes the same stage annotations it writes for a heuristic P and
+//       the generic expander realizes them;
+//   tawa.schedule = "optimal", tawa.schedule_ii, tawa.schedule_length on the
+//       loop, tawa.schedule_start / tawa.schedule_warp on each coarse op, as
+//       a record of the solution.
+//
+// The solver's warp assignment must agree with the partitions: TMA loads on
+// the variable-latency (producer) group, everything else off it. A solution
+// tawa cannot realize is an error, as is a solver timeout (never reported as
+// infeasible).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Transforms/LoopGraph.h"
+#include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/SourceLocation.h"
+
+#ifdef TAWA_HAVE_SCHEDULER
+#include "tawa/Scheduler/Scheduler.h"
+#endif
+
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+
+namespace tawa {
+#define GEN_PASS_DEF_OPTIMALSCHEDULE
+#include "tawa/Transforms/Passes.h.inc"
+} // namespace tawa
+
+using namespace mlir;
+using namespace tawa;
+
+namespace {
+
+struct OptimalSchedule
+    : public tawa::impl::OptimalScheduleBase<OptimalSchedule> {
+  using OptimalScheduleBase::OptimalScheduleBase;
+
+  void runOnOperation() override {
+    tt::FuncOp func = getOperation();
+    scf::ForOp loop = findMainLoop(func);
+    if (!loop)
+      return;
+    // Warp groups that will share each accumulator: the rule of
+    // LoopDistribution's default (two groups above 128 registers each).
+    int64_t share = 1;
+    loop.walk([&](tt::DotOp dot) {
+      auto acc = cast<RankedTensorType>(dot.getType());
+      if (acc.getRank() == 2 && acc.getNumElements() / 128 > 128 &&
+          acc.getShape()[0] % 128 == 0)
+        share = 2;
+    });
+    LoopGraph lg = buildLoopGraph(loop, share);
+#ifndef TAWA_HAVE_SCHEDULER
+    (void)lg;
+    emitError(getUserLocation(loop.getLoc()))
+        << "tawa was built without the Twill scheduler "
+           "(TAWA_ENABLE_SCHEDULER=OFF): no optimal schedule";
+    return signalPassFailure();
+#else
+    namespace s = tawa::sched;
+    s::Graph g;
+    std::string err;
+    if (!s::parseGraphString(lg.text, g, err)) {
+      emitError(getUserLocation(loop.getLoc()))
+          << "internal error: the extracted loop graph does not parse: "
+          << err;
+      return signalPassFailure();
+    }
+    if (normalize > 0) {
+      s::NormalizeResult nr = s::normalizeGraph(g, normalize, timeout);
+      if (nr.status != s::SolveStatus::Optimal &&
+          nr.status != s::SolveStatus::Feasible) {
+        emitError(getUserLocation(loop.getLoc()))
+            << "the optimal scheduler found no schedule for this loop ("
+            << s::toString(nr.status) << " in cost normalization)";
+        return signalPassFailure();
+      }
+    }
+    s::SearchOptions opts;
+    opts.timeoutSeconds = timeout;
+    s::SearchResult r = s::search(g, opts);
+    if (r.status != s::SolveStatus::Optimal &&
+        r.status != s::SolveStatus::Feasible) {
+      emitError(getUserLocation(loop.getLoc()))
+          << "the optimal scheduler found no schedule for this loop ("
+          << s::toString(r.status) << (r.message.empty() ? "" : ": ")
+          << r.message << ")";
+      return signalPassFailure();
+    }
+
+    OpBuilder b(loop);
+    const int ii = r.schedule.ii;
+    int64_t lag = 0;
+    for (auto [i, anchor] : llvm::enumerate(lg.anchors)) {
+      int start = r.schedule.start[i];
+      int warp = r.warp.empty() ? -1 : r.warp[i];
+      anchor->setAttr("tawa.schedule_start", b.getI32IntegerAttr(start));
+      anchor->setAttr("tawa.schedule_warp", b.getI32IntegerAttr(warp));
+      bool load = isa<tt::DescriptorLoadOp>(anchor);
+      if (warp >= 0 && load != (warp == 0)) {
+        emitError(getUserLocation(anchor->getLoc()))
+            << "the optimal schedule puts this operation on warp group "
+            << warp << ", which tawa cannot realize: TMA loads run on the "
+            << "producer (group 0) and everything else on the consumers";
+        return signalPassFailure();
+      }
+      if (isa<tt::DotOp>(anchor)) {
+        int cycles = g.ops[i].cycles;
+        lag = std::max<int64_t>(lag, (start + cycles) / ii - start / ii);
+      }
+    }
+    loop->setAttr("tawa.schedule", b.getStringAttr("optimal"));
+    loop->setAttr("tawa.schedule_ii", b.getI32IntegerAttr(ii));
+    loop->setAttr("tawa.schedule_length",
+                  b.getI32IntegerAttr(r.schedule.length));
+    loop->setAttr("tawa.mma_depth", b.getI32IntegerAttr(lag));
+#endif
+  }
+};
+
+} // namespace
