@@ -77,10 +77,11 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
     if (dots.empty())
       return success();
 
-    // Auto: two products in flight for two cooperative consumer groups on
-    // rings of 4 or more slots (measured about 2% faster than one for
-    // 128 x 256 tiles at K >= 4096 on the H100), else one, and always fewer
-    // than the slots (P < D).
+    // Auto: two products in flight for two cooperative consumer groups that
+    // each hold 128 accumulator registers (128 x 256 tiles) on rings of 4 or
+    // more slots (measured about 2% faster than one at K >= 4096 on the
+    // H100; for 128 x 128 tiles it was 15% slower), else one, and always
+    // fewer than the slots (P < D).
     int64_t lag = mmaDepth;
     if (lag < 0) {
       auto ws = forOp->getParentOfType<tawa::WarpSpecializeOp>();
@@ -90,6 +91,11 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
           if (region.isAncestor(forOp->getParentRegion()))
             warps = ws.getWarps()[i];
       bool cooperative = warps == 8 && !ws->hasAttr(kPingPongAttr);
+      bool wide = llvm::all_of(dots, [&](tt::DotOp dot) {
+        return cast<RankedTensorType>(dot.getType()).getNumElements() /
+                   (32 * warps) >=
+               128;
+      });
       int64_t minDepth = std::numeric_limits<int64_t>::max();
       for (tt::DotOp dot : dots)
         for (Value operand : {dot.getA(), dot.getB()})
@@ -97,7 +103,7 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
             minDepth = std::min<int64_t>(
                 minDepth,
                 cast<tawa::ArefType>(get.getAref().getType()).getDepth());
-      lag = minDepth >= 4 && cooperative ? 2 : 1;
+      lag = minDepth >= 4 && cooperative && wide ? 2 : 1;
       // A schedule chosen by -tawa-optimal-schedule takes precedence.
       if (auto chosen = forOp->getAttrOfType<IntegerAttr>("tawa.mma_depth"))
         lag = chosen.getInt();

@@ -89,8 +89,9 @@ cl::opt<int64_t>
     mmaDepth("mma-depth",
              cl::desc("Products P left in flight by the MMA pipeline; must "
                       "be < D (default: 2 for two cooperative consumer "
-                      "groups on rings of 4 or more slots, else 1; 0 where "
-                      "D = 1)"),
+                      "groups holding 128 accumulator registers each, e.g. "
+                      "128x256 tiles, on rings of 4 or more slots, else 1; "
+                      "0 where D = 1)"),
              cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
 
 cl::opt<int64_t> consumerGroups(

@@ -114,8 +114,9 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
   let options = [
     Option<"mmaDepth", "mma-depth", "int64_t", /*default=*/"-1",
            "MMA pipeline depth P: products in flight after each issue; -1 "
-           "chooses 2 for two cooperative consumer groups on rings of 4 or "
-           "more slots, else 1, and always less than the slots">
+           "chooses 2 for two cooperative consumer groups holding 128 "
+           "accumulator registers each on rings of 4 or more slots, else 1, "
+           "and always less than the slots">
   ];
   let dependentDialects = ["::tawa::TawaDialect"];
 }
