@@ -113,15 +113,12 @@ if [ -f "$MANIFEST" ]; then
   step "compiled: correctness (every config)" 300 python3 gpu/compiled/check_compiled.py \
     --manifest "$MANIFEST" --json "$B/compiled-check.json"
   step "compiled: SASS (HGMMA/QGMMA)" 60 python3 gpu/compiled/check_sass.py --manifest "$MANIFEST"
-  for tool in racecheck synccheck; do
-    step "sanitizer $tool: compiled kernels" 200 compute-sanitizer --tool $tool --error-exitcode 1 \
-      python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
-  done
-  # Every configuration (ring depths, lags, groups, ping-pong, persistence)
-  # of a plain and of a grouped GEMM.
-  step "sanitizer racecheck: all configs, 2 kernels" 200 compute-sanitizer --tool racecheck \
-    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small \
-    --kernel shared/gemm_fp16_128x128 --kernel shared/gemm_grouped
+  # Every compiled kernel under every configuration (ring depths, lags,
+  # groups, ping-pong, persistence, optimal schedule), small instances.
+  step "sanitizer racecheck: every compiled kernel" 330 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small
+  step "sanitizer synccheck: compiled kernels (defaults)" 200 compute-sanitizer --tool synccheck \
+    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   GEMM_KS=$KS
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
     --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
