@@ -49,11 +49,14 @@ TEST_F(CompileTest, CubinWithMetadataAndResources) {
   EXPECT_NE(k->cuda.find("matmul_kernel("), std::string::npos);
   EXPECT_EQ(k->metadata.kernel, "matmul_kernel");
   // The compiler's defaults for a 128 x 256 x 64 fp16 tile: two consumer
-  // groups (384 threads), four 48 KiB slots, one product in flight.
+  // groups (384 threads), four 48 KiB slots, two products in flight, and
+  // persistent (it is written one program per tile).
   EXPECT_EQ(k->metadata.threads, 384);
   EXPECT_EQ(k->metadata.consumerGroups, 2);
   EXPECT_EQ(k->metadata.arefDepth, 4);
-  EXPECT_EQ(k->metadata.mmaDepth, 1);
+  EXPECT_EQ(k->metadata.mmaDepth, 2);
+  EXPECT_TRUE(k->metadata.programsGrid);
+  EXPECT_FALSE(k->metadata.pingpong);
   ASSERT_TRUE(k->metadata.resources.has_value());
   EXPECT_GT(k->metadata.resources->registers, 0);
   EXPECT_EQ(k->metadata.resources->spillStoreBytes, 0);
