@@ -110,10 +110,7 @@ def time_gemm(kern, m, n, k, dname):
     a = (torch.randn(m, k, device="cuda") * scale).to(in_dt)
     b = (torch.randn(n, k, device="cuda") * scale).to(in_dt)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=out_dt)
-    bm, bn = kern.box(0)[0], kern.box(1)[0]
-    plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                               *workloads.desc_args(c), m, n, k,
-                               grid=(triton.cdiv(m, bm) * triton.cdiv(n, bn),))
+    plan = workloads.prepare_gemm(kern, a, b, c, m, n, k)
     plan()
     torch.cuda.synchronize()
     err = rel_err(c, a.float() @ b.float().T)
@@ -275,7 +272,6 @@ def main():
             failures += 1
             continue
         kern = workloads.Loaded(os.path.join(base, entry["metadata"]))
-        bm, bn = kern.box(0)[0], kern.box(1)[0]
         cfg_tawa = kern.meta.get("_tawa", {})
         for k in [int(x) for x in args.ks.split(",")]:
             scale = 0.5 if in_dt == torch.float8_e4m3fn else 1.0
@@ -283,9 +279,7 @@ def main():
             b = (torch.randn(n, k, device="cuda") * scale).to(in_dt)
             ref = a.float() @ b.float().T
             c = torch.empty(m, n, device="cuda", dtype=out_dt)
-            plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                                       *workloads.desc_args(c), m, n, k,
-                                       grid=(triton.cdiv(m, bm) * triton.cdiv(n, bn),))
+            plan = workloads.prepare_gemm(kern, a, b, c, m, n, k)
             c.fill_(float("nan"))
             plan()
             torch.cuda.synchronize()

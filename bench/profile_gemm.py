@@ -15,7 +15,6 @@ import os
 import sys
 
 import torch
-import triton
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
@@ -35,10 +34,7 @@ def main():
     a = torch.randn(m, k, device="cuda").half()
     b = torch.randn(n, k, device="cuda").half()
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-    bm, bn = kern.box(0)[0], kern.box(1)[0]
-    plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                               *workloads.desc_args(c), m, n, k,
-                               grid=(triton.cdiv(m, bm) * triton.cdiv(n, bn),))
+    plan = workloads.prepare_gemm(kern, a, b, c, m, n, k)
     for _ in range(3):
         plan()
         torch.mm(a, b.t(), out=c)

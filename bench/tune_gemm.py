@@ -19,7 +19,6 @@ import statistics
 import sys
 
 import torch
-import triton
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
@@ -65,10 +64,7 @@ def main():
                 continue
             kern = workloads.Loaded(os.path.join(base, e["metadata"]))
             c = torch.full((m, n), float("nan"), device="cuda", dtype=out_dt)
-            bm, bn = kern.box(0)[0], kern.box(1)[0]
-            plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                                       *workloads.desc_args(c), m, n, k,
-                                       grid=(triton.cdiv(m, bm) * triton.cdiv(n, bn),))
+            plan = workloads.prepare_gemm(kern, a, b, c, m, n, k)
             plan()
             torch.cuda.synchronize()
             err = rel_err(c, ref)

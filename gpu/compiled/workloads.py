@@ -72,6 +72,14 @@ class Loaded:
         return self.tensormaps[i]["dtype"]
 
 
+def prepare_gemm(k, a, b, c, m, n, kk):
+    """A prepared launch of a `gemm` kernel (C = A B^T) on these tensors,
+    with the program grid Triton's caller would use."""
+    bm, bn = k.box(0)[0], k.box(1)[0]
+    return k.kernel.prepare(*desc_args(a), *desc_args(b), *desc_args(c), m, n, kk,
+                            grid=(cdiv(m, bm) * cdiv(n, bn),))
+
+
 def nan_poisoned_out(m, n, dtype):
     """C poisoned with NaN, one extra 16-byte chunk per row that must stay NaN."""
     esize = torch.empty((), dtype=dtype).element_size()

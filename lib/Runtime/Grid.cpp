@@ -40,6 +40,17 @@ uint64_t evalDim(const std::vector<GridTerm> &terms, const KernelMetadata &md,
   return product;
 }
 
+/// The 1-D grid of a kernel that loops over `work` items itself: at most one
+/// CTA per SM, in whole clusters (rounded down, so that no CTA waits for an
+/// SM a sibling holds, but at least one cluster when there is work).
+std::array<unsigned, 3> oneCtaPerSm(uint64_t work, unsigned smCount,
+                                    uint64_t clusterX) {
+  uint64_t x = std::min<uint64_t>(work, smCount);
+  if (x != 0)
+    x = std::max<uint64_t>(clusterX, x / clusterX * clusterX);
+  return {static_cast<unsigned>(x), x ? 1u : 0u, x ? 1u : 0u};
+}
+
 } // namespace
 
 LaunchDims computeLaunchDims(const KernelMetadata &md,
@@ -69,11 +80,7 @@ LaunchDims computeLaunchDims(const KernelMetadata &md,
       throw Error("grid: " + std::to_string(programs) +
                   " programs do not fit the kernel's 32-bit program ids");
     dims.tiles = programs;
-    uint64_t x = std::min<uint64_t>(programs, smCount);
-    uint64_t cx = md.cluster[0];
-    if (x != 0)
-      x = std::max<uint64_t>(cx, x / cx * cx);
-    dims.grid = {static_cast<unsigned>(x), x ? 1u : 0u, x ? 1u : 0u};
+    dims.grid = oneCtaPerSm(programs, smCount, md.cluster[0]);
     return dims;
   }
   if (grid) {
@@ -109,13 +116,7 @@ LaunchDims computeLaunchDims(const KernelMetadata &md,
     if (g[0] && g[1] && g[2] && tiles / g[0] / g[1] != g[2])
       tiles = uint64_t(1) << 62;
     dims.tiles = tiles;
-    uint64_t x = std::min<uint64_t>(tiles, smCount);
-    // Whole clusters only: round down so no CTA waits for an SM that a
-    // sibling holds, but keep at least one cluster when there is work.
-    uint64_t cx = md.cluster[0];
-    if (x != 0)
-      x = std::max<uint64_t>(cx, x / cx * cx);
-    dims.grid = {static_cast<unsigned>(x), x ? 1u : 0u, x ? 1u : 0u};
+    dims.grid = oneCtaPerSm(tiles, smCount, md.cluster[0]);
     return dims;
   }
 
