@@ -849,6 +849,8 @@ std::string ProgramExecutor::describePosition(Task &t) {
   std::string who = taskName(t) + ": ";
   if (t.finished)
     return who + "finished";
+  if (t.frames.empty())
+    return who + "about to finish";
   Frame &f = t.frames.back();
   if (f.ip == f.block->end())
     return who + "at the end of its region";

@@ -1000,6 +1000,9 @@ LogicalResult OpEvaluator::load(tt::LoadOp op, ArrayRef<RuntimeValue> operands,
   const TensorData *other =
       op.getOther() ? operands[op.getMask() ? 2 : 1].data.get() : nullptr;
   Type elem = elementTypeOf(op.getType());
+  for (const TensorData *d : {mask, other})
+    if (d && d->numElements() != ptrs.numElements() && !d->shape.empty())
+      return fail(op, "mask or other does not match the pointers' shape");
   DataPtr r = makeData(elem, ptrs.shape);
   unsigned bytes = elementBytes(elem);
   for (int64_t i = 0; i < ptrs.numElements(); ++i) {
@@ -1029,6 +1032,9 @@ LogicalResult OpEvaluator::store(tt::StoreOp op,
   const TensorData &values = *operands[1].data;
   const TensorData *mask = op.getMask() ? operands[2].data.get() : nullptr;
   Type elem = values.elementType;
+  for (const TensorData *d : {&values, mask})
+    if (d && d->numElements() != ptrs.numElements() && !d->shape.empty())
+      return fail(op, "value or mask does not match the pointers' shape");
   unsigned bytes = elementBytes(elem);
   for (int64_t i = 0; i < ptrs.numElements(); ++i) {
     if (mask && !(mask->ints[at(*mask, i)] & 1))
@@ -1130,6 +1136,8 @@ LogicalResult OpEvaluator::descriptorStore(tt::DescriptorStoreOp op,
   const TensorDescriptor &desc = *descValue.descriptor;
   const TensorData &values = *operands[1].data;
   ArrayRef<int64_t> block = values.shape;
+  if (product(block) != values.numElements())
+    return fail(op, "stored value has no shape");
   if (operands.size() - 2 != block.size() || desc.shape.size() != block.size())
     return fail(op, "coordinate count differs from the block rank");
   SmallVector<int64_t, 4> origin;
@@ -1232,6 +1240,11 @@ LogicalResult OpEvaluator::triton(Operation *op,
         SmallVector<int64_t, 4> shape = resultShape(0);
         if (s.shape.size() != shape.size())
           return fail(op, "ranks differ");
+        for (size_t k = 0; k < shape.size(); ++k)
+          if (s.shape[k] != 1 && s.shape[k] != shape[k])
+            return fail(op, "dimension " + Twine(k) + " of size " +
+                                Twine(s.shape[k]) + " cannot broadcast to " +
+                                Twine(shape[k]));
         DataPtr d = makeData(s.elementType, shape);
         SmallVector<int64_t, 4> srcStrides = stridesOf(s.shape);
         SmallVector<int64_t, 4> idx(shape.size(), 0);
@@ -1262,9 +1275,16 @@ LogicalResult OpEvaluator::triton(Operation *op,
           return unsupported(op);
         const TensorData &s = data(0);
         ArrayRef<int32_t> order = trans.getOrder();
-        if (order.size() != s.shape.size())
-          return fail(op, "order does not match the rank");
         SmallVector<int64_t, 4> shape = resultShape(0);
+        if (order.size() != s.shape.size() || shape.size() != s.shape.size())
+          return fail(op, "order does not match the rank");
+        SmallVector<bool, 4> seen(order.size(), false);
+        for (size_t k = 0; k < order.size(); ++k) {
+          if (order[k] < 0 || static_cast<size_t>(order[k]) >= order.size() ||
+              seen[order[k]] || shape[k] != s.shape[order[k]])
+            return fail(op, "order is not a permutation of the source shape");
+          seen[order[k]] = true;
+        }
         DataPtr d = makeData(s.elementType, shape);
         SmallVector<int64_t, 4> srcStrides = stridesOf(s.shape);
         SmallVector<int64_t, 4> idx(shape.size(), 0);
@@ -1289,6 +1309,8 @@ LogicalResult OpEvaluator::triton(Operation *op,
         d->floats.insert(d->floats.end(), data(1).floats.begin(),
                          data(1).floats.end());
         d->ints.insert(d->ints.end(), data(1).ints.begin(), data(1).ints.end());
+        if (product(d->shape) != d->numElements())
+          return fail(op, "element count changes");
         return push(std::move(d));
       })
       .Case<tt::JoinOp>([&](tt::JoinOp) {
@@ -1296,6 +1318,9 @@ LogicalResult OpEvaluator::triton(Operation *op,
           return unsupported(op);
         const TensorData &l = data(0), &r = data(1);
         DataPtr d = makeData(l.elementType, resultShape(0));
+        if (r.numElements() != l.numElements() ||
+            d->numElements() != 2 * l.numElements())
+          return fail(op, "element counts do not join");
         for (int64_t i = 0; i < l.numElements(); ++i) {
           copyElement(l, i, *d, 2 * i);
           copyElement(r, i, *d, 2 * i + 1);
@@ -1306,6 +1331,9 @@ LogicalResult OpEvaluator::triton(Operation *op,
         if (!needData({0}))
           return unsupported(op);
         const TensorData &s = data(0);
+        if (2 * product(resultShape(0)) != s.numElements() ||
+            resultShape(0) != resultShape(1))
+          return fail(op, "element counts do not split");
         for (int part = 0; part < 2; ++part) {
           DataPtr d = makeData(s.elementType, resultShape(part));
           for (int64_t i = 0; i < d->numElements(); ++i)
