@@ -22,6 +22,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 using namespace mlir;
 
@@ -124,6 +125,11 @@ private:
   Step yield(Task &t, scf::YieldOp op);
   Step condition(Task &t, scf::ConditionOp op);
   Step warpSpecialize(Task &t, WarpSpecializeOp op);
+  /// The ring and position k of an aref operation, or the Step that ends
+  /// the run (a malformed operand, or k < 0: `verb` says what it does).
+  std::optional<Step> ringAndPosition(Task &t, Operation *op, Value aref,
+                                      Value kValue, StringRef verb,
+                                      ArefRing *&ring, int64_t &k);
   Step arefPut(Task &t, ArefPutOp op);
   Step arefGet(Task &t, ArefGetOp op);
   Step arefConsumed(Task &t, ArefConsumedOp op);
@@ -637,20 +643,32 @@ std::string ProgramExecutor::describeRing(const ArefRing &ring) const {
          " (D=" + std::to_string(ring.depth()) + ")";
 }
 
-Step ProgramExecutor::arefPut(Task &t, ArefPutOp op) {
+std::optional<Step>
+ProgramExecutor::ringAndPosition(Task &t, Operation *op, Value arefValue,
+                                 Value kValue, StringRef verb, ArefRing *&ring,
+                                 int64_t &k) {
   RuntimeValue aref;
-  int64_t k;
-  if (!pass(t, op, op.getAref(), aref) || !readInt(t, op, op.getK(), k))
+  if (!pass(t, op, arefValue, aref) || !readInt(t, op, kValue, k))
     return Step::Stop;
   if (!aref.aref)
     return runtimeError(Outcome::RuntimeError,
                         describeOp(op) + ": operand is not an aref");
+  ring = aref.aref.get();
   if (k < 0)
-    return violation("negative-position",
-                     describeOp(op) + " in " + taskName(t) +
-                         " puts position k=" + Twine(k) + " of " +
-                         describeRing(*aref.aref));
-  if (!aref.aref->canPut(k))
+    return violation("negative-position", describeOp(op) + " in " +
+                                              taskName(t) + " " + verb +
+                                              " position k=" + Twine(k) +
+                                              " of " + describeRing(*ring));
+  return std::nullopt;
+}
+
+Step ProgramExecutor::arefPut(Task &t, ArefPutOp op) {
+  ArefRing *ring;
+  int64_t k;
+  if (auto stop =
+          ringAndPosition(t, op, op.getAref(), op.getK(), "puts", ring, k))
+    return *stop;
+  if (!ring->canPut(k))
     return Step::Blocked;
   SmallVector<RuntimeValue> values;
   for (Value v : op.getValues()) {
@@ -659,32 +677,25 @@ Step ProgramExecutor::arefPut(Task &t, ArefPutOp op) {
       return Step::Stop;
     values.push_back(std::move(r));
   }
-  aref.aref->put(k, values);
+  ring->put(k, values);
   ++t.frames.back().ip;
   return Step::Progress;
 }
 
 Step ProgramExecutor::arefGet(Task &t, ArefGetOp op) {
-  RuntimeValue aref;
+  ArefRing *ring;
   int64_t k;
-  if (!pass(t, op, op.getAref(), aref) || !readInt(t, op, op.getK(), k))
-    return Step::Stop;
-  if (!aref.aref)
-    return runtimeError(Outcome::RuntimeError,
-                        describeOp(op) + ": operand is not an aref");
-  if (k < 0)
-    return violation("negative-position",
-                     describeOp(op) + " in " + taskName(t) +
-                         " gets position k=" + Twine(k) + " of " +
-                         describeRing(*aref.aref));
-  if (!aref.aref->canGet(k))
+  if (auto stop =
+          ringAndPosition(t, op, op.getAref(), op.getK(), "gets", ring, k))
+    return *stop;
+  if (!ring->canGet(k))
     return Step::Blocked;
   std::vector<RuntimeValue> values;
-  std::string wrong = aref.aref->get(k, values);
+  std::string wrong = ring->get(k, values);
   if (!wrong.empty())
     return violation("wrong-position", describeOp(op) + " in " + taskName(t) +
-                                           " on " + describeRing(*aref.aref) +
-                                           ": " + wrong);
+                                           " on " + describeRing(*ring) + ": " +
+                                           wrong);
   if (values.size() != op.getNumResults())
     return runtimeError(Outcome::RuntimeError,
                         describeOp(op) + " takes " + Twine(op.getNumResults()) +
@@ -696,19 +707,12 @@ Step ProgramExecutor::arefGet(Task &t, ArefGetOp op) {
 }
 
 Step ProgramExecutor::arefConsumed(Task &t, ArefConsumedOp op) {
-  RuntimeValue aref;
+  ArefRing *ringPtr;
   int64_t k;
-  if (!pass(t, op, op.getAref(), aref) || !readInt(t, op, op.getK(), k))
-    return Step::Stop;
-  if (!aref.aref)
-    return runtimeError(Outcome::RuntimeError,
-                        describeOp(op) + ": operand is not an aref");
-  ArefRing &ring = *aref.aref;
-  if (k < 0)
-    return violation("negative-position",
-                     describeOp(op) + " in " + taskName(t) +
-                         " releases position k=" + Twine(k) + " of " +
-                         describeRing(ring));
+  if (auto stop = ringAndPosition(t, op, op.getAref(), op.getK(), "releases",
+                                  ringPtr, k))
+    return *stop;
+  ArefRing &ring = *ringPtr;
   unsigned slotIndex = ring.slotOf(k);
   const ArefRing::Slot &slot = ring.slot(slotIndex);
   if (!slot.borrowed)

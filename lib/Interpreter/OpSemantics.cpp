@@ -519,6 +519,10 @@ LogicalResult OpEvaluator::evaluate(Operation *op,
     return success();
   }
   bool handled = false;
+  if (failed(floatElementwise(op, operands, results, handled)))
+    return failure();
+  if (handled)
+    return success();
   if (failed(arith(op, operands, results, handled)))
     return failure();
   if (handled)
@@ -599,6 +603,49 @@ LogicalResult OpEvaluator::constant(Operation *op, RuntimeValue &result) {
 }
 
 //===----------------------------------------------------------------------===//
+// Float elementwise operations of arith, math and tt
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+OpEvaluator::floatElementwise(Operation *op, ArrayRef<RuntimeValue> operands,
+                              SmallVectorImpl<RuntimeValue> &results,
+                              bool &handled) {
+  StringRef name = op->getName().getStringRef();
+  FloatUnary uf = nullptr;
+  DoubleUnary ud = nullptr;
+  FloatBinary bf = nullptr;
+  DoubleBinary bd = nullptr;
+  bool unary = floatUnary(name, uf, ud);
+  if (!unary && !floatBinary(name, bf, bd))
+    return success();
+  handled = true;
+  if (op->getNumResults() != 1 || operands.size() != (unary ? 1u : 2u))
+    return unsupported(op);
+  for (const RuntimeValue &v : operands)
+    if (v.kind != RuntimeValue::Kind::Data || !v.data->isFloat())
+      return unsupported(op);
+  Type resultElem = elementTypeOf(op->getResult(0).getType());
+  const TensorData &a = *operands[0].data;
+  const TensorData &b = *operands[unary ? 0 : 1].data;
+  Elementwise e = elementwiseShape({&a, &b});
+  if (!e.ok)
+    return fail(op, "operand shapes differ");
+  DataPtr r = makeData(resultElem, e.shape);
+  for (int64_t i = 0; i < e.n; ++i) {
+    double x = a.floats[at(a, i)], y = b.floats[at(b, i)];
+    r->floats[i] = unary
+                       ? floatOp(
+                             resultElem, [&] { return uf(float(x)); },
+                             [&] { return ud(x); })
+                       : floatOp(
+                             resultElem, [&] { return bf(float(x), float(y)); },
+                             [&] { return bd(x, y); });
+  }
+  results.push_back(wrap(std::move(r)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // arith
 //===----------------------------------------------------------------------===//
 
@@ -606,8 +653,7 @@ LogicalResult OpEvaluator::arith(Operation *op, ArrayRef<RuntimeValue> operands,
                                  SmallVectorImpl<RuntimeValue> &results,
                                  bool &handled) {
   StringRef name = op->getName().getStringRef();
-  if (!name.starts_with("arith.") && name != "tt.mulhiui" &&
-      name != "tt.precise_divf")
+  if (!name.starts_with("arith.") && name != "tt.mulhiui")
     return success();
   handled = true;
   if (op->getNumResults() != 1)
@@ -633,37 +679,6 @@ LogicalResult OpEvaluator::arith(Operation *op, ArrayRef<RuntimeValue> operands,
     for (int64_t i = 0; i < e.n; ++i)
       if (!f(a.ints[at(a, i)], b.ints[at(b, i)], w, r->ints[i], why))
         return fail(op, why);
-    results.push_back(wrap(std::move(r)));
-    return success();
-  }
-  // Float binary operations.
-  FloatBinary ff;
-  DoubleBinary fd;
-  if (floatBinary(name, ff, fd)) {
-    const TensorData &a = operandData(0), &b = operandData(1);
-    Elementwise e = elementwiseShape({&a, &b});
-    if (!e.ok)
-      return fail(op, "operand shapes differ");
-    DataPtr r = makeData(resultElem, e.shape);
-    for (int64_t i = 0; i < e.n; ++i) {
-      double x = a.floats[at(a, i)], y = b.floats[at(b, i)];
-      r->floats[i] = floatOp(
-          resultElem, [&] { return ff(float(x), float(y)); },
-          [&] { return fd(x, y); });
-    }
-    results.push_back(wrap(std::move(r)));
-    return success();
-  }
-  FloatUnary uf;
-  DoubleUnary ud;
-  if (floatUnary(name, uf, ud)) {
-    const TensorData &a = operandData(0);
-    DataPtr r = makeData(resultElem, a.shape);
-    for (int64_t i = 0; i < a.numElements(); ++i) {
-      double x = a.floats[i];
-      r->floats[i] = floatOp(
-          resultElem, [&] { return uf(float(x)); }, [&] { return ud(x); });
-    }
     results.push_back(wrap(std::move(r)));
     return success();
   }
@@ -768,7 +783,7 @@ LogicalResult OpEvaluator::math(Operation *op, ArrayRef<RuntimeValue> operands,
                                 SmallVectorImpl<RuntimeValue> &results,
                                 bool &handled) {
   StringRef name = op->getName().getStringRef();
-  if (!name.starts_with("math.") && name != "tt.precise_sqrt")
+  if (!name.starts_with("math."))
     return success();
   handled = true;
   if (op->getNumResults() != 1)
@@ -777,36 +792,6 @@ LogicalResult OpEvaluator::math(Operation *op, ArrayRef<RuntimeValue> operands,
     if (v.kind != RuntimeValue::Kind::Data)
       return unsupported(op);
   Type resultElem = elementTypeOf(op->getResult(0).getType());
-  FloatUnary uf;
-  DoubleUnary ud;
-  if (floatUnary(name, uf, ud)) {
-    const TensorData &a = *operands[0].data;
-    DataPtr r = makeData(resultElem, a.shape);
-    for (int64_t i = 0; i < a.numElements(); ++i) {
-      double x = a.floats[i];
-      r->floats[i] = floatOp(
-          resultElem, [&] { return uf(float(x)); }, [&] { return ud(x); });
-    }
-    results.push_back(wrap(std::move(r)));
-    return success();
-  }
-  FloatBinary bf;
-  DoubleBinary bd;
-  if (floatBinary(name, bf, bd)) {
-    const TensorData &a = *operands[0].data, &b = *operands[1].data;
-    Elementwise e = elementwiseShape({&a, &b});
-    if (!e.ok)
-      return fail(op, "operand shapes differ");
-    DataPtr r = makeData(resultElem, e.shape);
-    for (int64_t i = 0; i < e.n; ++i) {
-      double x = a.floats[at(a, i)], y = b.floats[at(b, i)];
-      r->floats[i] = floatOp(
-          resultElem, [&] { return bf(float(x), float(y)); },
-          [&] { return bd(x, y); });
-    }
-    results.push_back(wrap(std::move(r)));
-    return success();
-  }
   if (isa<math::FmaOp>(op)) {
     const TensorData &a = *operands[0].data, &b = *operands[1].data,
                      &c = *operands[2].data;
@@ -994,7 +979,7 @@ LogicalResult OpEvaluator::reduce(tt::ReduceOp op,
 }
 
 LogicalResult OpEvaluator::load(tt::LoadOp op, ArrayRef<RuntimeValue> operands,
-                                RuntimeValue &result) {
+                                SmallVectorImpl<RuntimeValue> &results) {
   const TensorData &ptrs = *operands[0].data;
   const TensorData *mask = op.getMask() ? operands[1].data.get() : nullptr;
   const TensorData *other =
@@ -1022,7 +1007,7 @@ LogicalResult OpEvaluator::load(tt::LoadOp op, ArrayRef<RuntimeValue> operands,
     else
       r->ints[i] = truncateToWidth(bits, integerWidth(elem));
   }
-  result = wrap(std::move(r));
+  results.push_back(wrap(std::move(r)));
   return success();
 }
 
@@ -1078,9 +1063,10 @@ void forEachBlockElement(const TensorDescriptor &desc, ArrayRef<int64_t> block,
 }
 } // namespace
 
-LogicalResult OpEvaluator::descriptorLoad(tt::DescriptorLoadOp op,
-                                          ArrayRef<RuntimeValue> operands,
-                                          RuntimeValue &result) {
+LogicalResult
+OpEvaluator::descriptorLoad(tt::DescriptorLoadOp op,
+                            ArrayRef<RuntimeValue> operands,
+                            SmallVectorImpl<RuntimeValue> &results) {
   const RuntimeValue &descValue = operands[0];
   if (descValue.kind != RuntimeValue::Kind::Descriptor || !descValue.descriptor)
     return fail(op, "operand is not a tensor descriptor");
@@ -1124,7 +1110,7 @@ LogicalResult OpEvaluator::descriptorLoad(tt::DescriptorLoadOp op,
       });
   if (failed(status))
     return failure();
-  result = wrap(std::move(r));
+  results.push_back(wrap(std::move(r)));
   return success();
 }
 
@@ -1173,8 +1159,13 @@ LogicalResult OpEvaluator::triton(Operation *op,
   if (!isa<tt::TTDialect>(op->getDialect()))
     return success();
   handled = true;
-  // Every tt operation below reads data operands, except where a
-  // descriptor is expected (checked there).
+  // Every operand is data (a scalar or a tensor), except the descriptor of
+  // a descriptor load or store (checked there).
+  unsigned firstData =
+      isa<tt::DescriptorLoadOp, tt::DescriptorStoreOp>(op) ? 1 : 0;
+  for (unsigned i = firstData; i < operands.size(); ++i)
+    if (operands[i].kind != RuntimeValue::Kind::Data || !operands[i].data)
+      return unsupported(op);
   auto data = [&](unsigned i) -> const TensorData & {
     return *operands[i].data;
   };
@@ -1187,13 +1178,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
   auto push = [&](DataPtr d) {
     results.push_back(wrap(std::move(d)));
     return success();
-  };
-  auto needData = [&](ArrayRef<unsigned> indices) {
-    for (unsigned i : indices)
-      if (i >= operands.size() ||
-          operands[i].kind != RuntimeValue::Kind::Data || !operands[i].data)
-        return false;
-    return true;
   };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -1218,8 +1202,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::SplatOp>([&](tt::SplatOp) {
-        if (!needData({0}))
-          return unsupported(op);
         const TensorData &s = data(0);
         DataPtr d = makeData(s.elementType, resultShape(0));
         for (int64_t i = 0; i < d->numElements(); ++i)
@@ -1227,15 +1209,13 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::UnsplatOp>([&](tt::UnsplatOp) {
-        if (!needData({0}) || data(0).numElements() != 1)
+        if (data(0).numElements() != 1)
           return fail(op, "operand does not have exactly one element");
         DataPtr d = makeData(data(0).elementType, {});
         copyElement(data(0), 0, *d, 0);
         return push(std::move(d));
       })
       .Case<tt::BroadcastOp>([&](tt::BroadcastOp) {
-        if (!needData({0}))
-          return unsupported(op);
         const TensorData &s = data(0);
         SmallVector<int64_t, 4> shape = resultShape(0);
         if (s.shape.size() != shape.size())
@@ -1262,8 +1242,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::ExpandDimsOp, tt::ReshapeOp>([&](Operation *) {
-        if (!needData({0}))
-          return unsupported(op);
         auto d = std::make_shared<TensorData>(data(0));
         d->shape = resultShape(0);
         if (product(d->shape) != d->numElements())
@@ -1271,8 +1249,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::TransOp>([&](tt::TransOp trans) {
-        if (!needData({0}))
-          return unsupported(op);
         const TensorData &s = data(0);
         ArrayRef<int32_t> order = trans.getOrder();
         SmallVector<int64_t, 4> shape = resultShape(0);
@@ -1302,8 +1278,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::CatOp>([&](tt::CatOp) {
-        if (!needData({0, 1}))
-          return unsupported(op);
         auto d = std::make_shared<TensorData>(data(0));
         d->shape = resultShape(0);
         d->floats.insert(d->floats.end(), data(1).floats.begin(),
@@ -1314,8 +1288,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::JoinOp>([&](tt::JoinOp) {
-        if (!needData({0, 1}))
-          return unsupported(op);
         const TensorData &l = data(0), &r = data(1);
         DataPtr d = makeData(l.elementType, resultShape(0));
         if (r.numElements() != l.numElements() ||
@@ -1328,8 +1300,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::SplitOp>([&](tt::SplitOp) {
-        if (!needData({0}))
-          return unsupported(op);
         const TensorData &s = data(0);
         if (2 * product(resultShape(0)) != s.numElements() ||
             resultShape(0) != resultShape(1))
@@ -1343,8 +1313,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return success();
       })
       .Case<tt::DotOp>([&](tt::DotOp dotOp) {
-        if (!needData({0, 1, 2}))
-          return unsupported(op);
         RuntimeValue r;
         if (failed(dot(op, data(0), data(1), data(2), dotOp.getType(), r)))
           return failure();
@@ -1352,14 +1320,9 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return success();
       })
       .Case<tt::ReduceOp>([&](tt::ReduceOp reduceOp) {
-        for (unsigned i = 0; i < operands.size(); ++i)
-          if (!needData({i}))
-            return unsupported(op);
         return reduce(reduceOp, operands, results);
       })
       .Case<tt::FpToFpOp>([&](tt::FpToFpOp conv) {
-        if (!needData({0}))
-          return unsupported(op);
         const TensorData &s = data(0);
         Type to = elementTypeOf(conv.getType());
         bool towardZero =
@@ -1370,8 +1333,6 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::AddPtrOp>([&](tt::AddPtrOp add) {
-        if (!needData({0, 1}))
-          return unsupported(op);
         const TensorData &p = data(0), &o = data(1);
         Elementwise e = elementwiseShape({&p, &o});
         if (!e.ok)
@@ -1389,15 +1350,11 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return push(std::move(d));
       })
       .Case<tt::IntToPtrOp, tt::PtrToIntOp>([&](Operation *) {
-        if (!needData({0}))
-          return unsupported(op);
         auto d = std::make_shared<TensorData>(data(0));
         d->elementType = elementTypeOf(op->getResult(0).getType());
         return push(std::move(d));
       })
       .Case<tt::BitcastOp>([&](tt::BitcastOp) {
-        if (!needData({0}))
-          return unsupported(op);
         const TensorData &s = data(0);
         Type to = elementTypeOf(op->getResult(0).getType());
         DataPtr d = makeData(to, s.shape);
@@ -1411,26 +1368,11 @@ LogicalResult OpEvaluator::triton(Operation *op,
         }
         return push(std::move(d));
       })
-      .Case<tt::LoadOp>([&](tt::LoadOp loadOp) {
-        for (unsigned i = 0; i < operands.size(); ++i)
-          if (!needData({i}))
-            return unsupported(op);
-        RuntimeValue r;
-        if (failed(load(loadOp, operands, r)))
-          return failure();
-        results.push_back(std::move(r));
-        return success();
-      })
-      .Case<tt::StoreOp>([&](tt::StoreOp storeOp) {
-        for (unsigned i = 0; i < operands.size(); ++i)
-          if (!needData({i}))
-            return unsupported(op);
-        return store(storeOp, operands);
-      })
+      .Case<tt::LoadOp>(
+          [&](tt::LoadOp loadOp) { return load(loadOp, operands, results); })
+      .Case<tt::StoreOp>(
+          [&](tt::StoreOp storeOp) { return store(storeOp, operands); })
       .Case<tt::MakeTensorDescOp>([&](tt::MakeTensorDescOp make) {
-        for (unsigned i = 0; i < operands.size(); ++i)
-          if (!needData({i}))
-            return unsupported(op);
         auto desc = std::make_shared<TensorDescriptor>();
         desc->base = data(0).ints[0];
         desc->block = make.getType().getBlockType();
@@ -1452,33 +1394,12 @@ LogicalResult OpEvaluator::triton(Operation *op,
         return success();
       })
       .Case<tt::DescriptorLoadOp>([&](tt::DescriptorLoadOp loadOp) {
-        for (unsigned i = 1; i < operands.size(); ++i)
-          if (!needData({i}))
-            return unsupported(op);
-        RuntimeValue r;
-        if (failed(descriptorLoad(loadOp, operands, r)))
-          return failure();
-        results.push_back(std::move(r));
-        return success();
+        return descriptorLoad(loadOp, operands, results);
       })
       .Case<tt::DescriptorStoreOp>([&](tt::DescriptorStoreOp storeOp) {
-        for (unsigned i = 1; i < operands.size(); ++i)
-          if (!needData({i}))
-            return unsupported(op);
         return descriptorStore(storeOp, operands);
       })
-      .Default([&](Operation *) -> LogicalResult {
-        StringRef name = op->getName().getStringRef();
-        if (name == "tt.mulhiui" || name == "tt.precise_divf") {
-          bool h = false;
-          return arith(op, operands, results, h);
-        }
-        if (name == "tt.precise_sqrt") {
-          bool h = false;
-          return math(op, operands, results, h);
-        }
-        return unsupported(op);
-      });
+      .Default([&](Operation *) { return unsupported(op); });
 }
 
 //===----------------------------------------------------------------------===//

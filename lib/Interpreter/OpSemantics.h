@@ -48,6 +48,11 @@ private:
                                 llvm::ArrayRef<int64_t> shape);
 
   mlir::LogicalResult constant(mlir::Operation *op, RuntimeValue &result);
+  /// The unary and binary float operations of arith, math and tt, computed
+  /// elementwise as the element type's hardware would.
+  mlir::LogicalResult
+  floatElementwise(mlir::Operation *op, llvm::ArrayRef<RuntimeValue> operands,
+                   llvm::SmallVectorImpl<RuntimeValue> &results, bool &handled);
   mlir::LogicalResult arith(mlir::Operation *op,
                             llvm::ArrayRef<RuntimeValue> operands,
                             llvm::SmallVectorImpl<RuntimeValue> &results,
@@ -64,12 +69,12 @@ private:
                              llvm::ArrayRef<RuntimeValue> operands,
                              llvm::SmallVectorImpl<RuntimeValue> &results);
   mlir::LogicalResult load(tt::LoadOp op, llvm::ArrayRef<RuntimeValue> operands,
-                           RuntimeValue &result);
+                           llvm::SmallVectorImpl<RuntimeValue> &results);
   mlir::LogicalResult store(tt::StoreOp op,
                             llvm::ArrayRef<RuntimeValue> operands);
-  mlir::LogicalResult descriptorLoad(tt::DescriptorLoadOp op,
-                                     llvm::ArrayRef<RuntimeValue> operands,
-                                     RuntimeValue &result);
+  mlir::LogicalResult
+  descriptorLoad(tt::DescriptorLoadOp op, llvm::ArrayRef<RuntimeValue> operands,
+                 llvm::SmallVectorImpl<RuntimeValue> &results);
   mlir::LogicalResult descriptorStore(tt::DescriptorStoreOp op,
                                       llvm::ArrayRef<RuntimeValue> operands);
   /// Where an access of `bytes` at `address` failed, for a message.
