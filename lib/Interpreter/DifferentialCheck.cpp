@@ -8,6 +8,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -104,17 +105,65 @@ DifferentialCheck::create(ModuleOp module, const DifferentialOptions &options,
       return failure();
     check->theGrid = *grid;
   }
-  check->expected = check->args.memory;
+  if (failed(check->runOriginal(error)))
+    return failure();
+  return check;
+}
+
+LogicalResult DifferentialCheck::runOriginal(std::string &error) {
+  // Program by program, in launch order (x fastest), noting which program
+  // wrote each element: a compiled kernel may run the programs in another
+  // order (a persistent one walks them CTA by CTA), which only gives the
+  // same memory if no two programs write the same element.
+  expected = args.memory;
   ExecutionOptions run;
   run.seed = options.seed;
   run.limits = options.limits;
-  check->originalRun = runGrid(check->original, check->args.values,
-                               check->theGrid, check->expected, run);
-  if (!check->originalRun.completed()) {
-    error = "the original kernel failed: " + check->originalRun.message;
-    return failure();
-  }
-  return check;
+  std::vector<std::vector<int64_t>> writer(expected.size());
+  for (unsigned b = 0; b < expected.size(); ++b)
+    writer[b].assign(expected.buffer(b).numElements(), -1);
+  originalRun = ExecutionResult();
+  for (int64_t z = 0; z < theGrid.z; ++z)
+    for (int64_t y = 0; y < theGrid.y; ++y)
+      for (int64_t x = 0; x < theGrid.x; ++x) {
+        int64_t index = (z * theGrid.y + y) * theGrid.x + x;
+        expected.clearWritten();
+        ExecutionResult r = runProgram(
+            original, args.values, ProgramId{x, y, z}, theGrid, expected, run);
+        originalRun.steps += r.steps;
+        ++originalRun.programs;
+        if (!r.completed()) {
+          error = "the original kernel failed: " + r.message;
+          return failure();
+        }
+        for (unsigned b = 0; b < expected.size(); ++b) {
+          const Buffer &buffer = expected.buffer(b);
+          for (int64_t e = 0; e < buffer.numElements(); ++e) {
+            if (!buffer.written[e])
+              continue;
+            int64_t other = writer[b][e];
+            if (other >= 0 && other != index) {
+              auto name = [&](int64_t i) {
+                return "(" + std::to_string(i % theGrid.x) + ", " +
+                       std::to_string(i / theGrid.x % theGrid.y) + ", " +
+                       std::to_string(i / theGrid.x / theGrid.y) + ")";
+              };
+              error = "programs " + name(other) + " and " + name(index) +
+                      " of the original kernel both write " +
+                      buffer.elementName(e) +
+                      ": over this grid and these shapes its result depends "
+                      "on the order of the programs; choose a grid (--grid) "
+                      "or shapes under which they write disjoint elements";
+              return failure();
+            }
+            writer[b][e] = index;
+          }
+        }
+      }
+  for (unsigned b = 0; b < expected.size(); ++b)
+    for (int64_t e = 0; e < expected.buffer(b).numElements(); ++e)
+      expected.buffer(b).written[e] = writer[b][e] >= 0;
+  return success();
 }
 
 std::vector<std::string> DifferentialCheck::outputs() const {
@@ -176,6 +225,49 @@ DifferentialCheck::compare(const GlobalMemory &actual,
   return first;
 }
 
+namespace {
+/// The arguments and grid of `kernel`, compiled from `original`: the same,
+/// or for a persistent kernel (PersistentPrograms) the program grid as
+/// three more arguments and `ctas` CTAs walking it.
+LogicalResult launchOf(tt::FuncOp kernel, tt::FuncOp original,
+                       ArrayRef<RuntimeValue> originalArgs, Grid programs,
+                       int64_t ctas, std::vector<RuntimeValue> &args,
+                       Grid &grid, std::string &launch, std::string &error) {
+  ArrayRef<Type> want = original.getArgumentTypes();
+  ArrayRef<Type> have = kernel.getArgumentTypes();
+  if (have.size() < want.size() || have.take_front(want.size()) != want ||
+      !kernel.getResultTypes().empty()) {
+    error = "the compiled kernel's signature differs from the original's";
+    return failure();
+  }
+  args.assign(originalArgs.begin(), originalArgs.end());
+  grid = programs;
+  if (have.size() == want.size())
+    return success();
+  for (unsigned i = want.size(); i < have.size(); ++i) {
+    auto axis = kernel.getArgAttrOfType<IntegerAttr>(i, "tawa.num_programs");
+    if (!axis || axis.getInt() < 0 || axis.getInt() > 2 ||
+        !have[i].isInteger(32)) {
+      error = "argument " + std::to_string(i) +
+              " of the compiled kernel is not in the original and is not a "
+              "program-grid argument (tawa.num_programs)";
+      return failure();
+    }
+    int64_t extent = axis.getInt() == 0   ? programs.x
+                     : axis.getInt() == 1 ? programs.y
+                                          : programs.z;
+    args.push_back(makeInt(have[i], static_cast<uint64_t>(extent)));
+  }
+  int64_t count = programs.count();
+  int64_t n = ctas > 0 ? std::min(ctas, count) : (count + 1) / 2;
+  grid = Grid{std::max<int64_t>(n, 1), 1, 1};
+  launch = "persistent: " + std::to_string(grid.x) + " CTA" +
+           (grid.x == 1 ? "" : "s") + " for " + std::to_string(count) +
+           " program" + (count == 1 ? "" : "s");
+  return success();
+}
+} // namespace
+
 Verdict DifferentialCheck::check(ModuleOp compiled) {
   Verdict v;
   std::string error;
@@ -183,8 +275,11 @@ Verdict DifferentialCheck::check(ModuleOp compiled) {
   if (kernel && kernel.getName() != original.getName())
     error = "the compiled kernel is @" + kernel.getName().str() +
             ", the original @" + original.getName().str();
-  else if (kernel && kernel.getFunctionType() != original.getFunctionType())
-    error = "the compiled kernel's signature differs from the original's";
+  std::vector<RuntimeValue> values;
+  Grid grid;
+  if (error.empty())
+    (void)launchOf(kernel, original, args.values, theGrid, options.ctas, values,
+                   grid, v.launch, error);
   if (!error.empty()) {
     v.status = Verdict::Status::Error;
     v.kind = "runtime-error";
@@ -197,7 +292,7 @@ Verdict DifferentialCheck::check(ModuleOp compiled) {
     ExecutionOptions run;
     run.seed = seed;
     run.limits = options.limits;
-    ExecutionResult r = runGrid(kernel, args.values, theGrid, memory, run);
+    ExecutionResult r = runGrid(kernel, values, grid, memory, run);
     v.schedules = s + 1;
     v.seed = seed;
     if (!r.completed()) {

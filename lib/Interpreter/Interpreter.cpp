@@ -133,6 +133,14 @@ private:
   Step arefPut(Task &t, ArefPutOp op);
   Step arefGet(Task &t, ArefGetOp op);
   Step arefConsumed(Task &t, ArefConsumedOp op);
+  /// Hand-overs group `group` needs before its turn `turn`: consumer 0's
+  /// n-th tile waits for the n-th hand-over from consumer 1 (none for its
+  /// first), consumer 1's n-th tile for the (n+1)-th from consumer 0.
+  static int64_t handoversNeeded(int64_t group, int64_t turn) {
+    return group == 0 ? turn : turn + 1;
+  }
+  Step pingPongWait(Task &t, PingPongWaitOp op);
+  Step pingPongArrive(Task &t, PingPongArriveOp op);
   Step dotAsync(Task &t, DotAsyncOp op);
   Step dotWait(Task &t, DotWaitOp op);
   Step generic(Task &t, Operation *op);
@@ -158,6 +166,8 @@ private:
   uint64_t stepBudget;
   std::vector<std::unique_ptr<Task>> tasks;
   std::vector<std::shared_ptr<ArefRing>> rings;
+  /// Ping-pong hand-overs made by consumer group 0 and 1 so far.
+  int64_t handovers[2] = {0, 0};
   ExecutionResult result;
   bool stopped = false;
 };
@@ -265,6 +275,15 @@ bool ProgramExecutor::canProceed(Task &t) {
   if (auto get = dyn_cast<ArefGetOp>(op))
     return !ringAndK(get.getAref(), get.getK(), ring, k) || k < 0 ||
            ring->canGet(k);
+  if (auto wait = dyn_cast<PingPongWaitOp>(op)) {
+    const RuntimeValue *turn = lookup(t, wait.getTurn());
+    int64_t group = wait.getGroup();
+    if (!turn || !turn->data || turn->data->ints.empty() || group < 0 ||
+        group > 1)
+      return true;
+    return handovers[1 - group] >=
+           handoversNeeded(group, signExtend(turn->data->ints[0], 32));
+  }
   if (isa<WarpSpecializeOp>(op) && !t.children.empty())
     return llvm::all_of(t.children,
                         [&](unsigned c) { return tasks[c]->finished; });
@@ -345,6 +364,10 @@ Step ProgramExecutor::step(Task &t) {
     return arefGet(t, get);
   if (auto consumed = dyn_cast<ArefConsumedOp>(op))
     return arefConsumed(t, consumed);
+  if (auto wait = dyn_cast<PingPongWaitOp>(op))
+    return pingPongWait(t, wait);
+  if (auto arrive = dyn_cast<PingPongArriveOp>(op))
+    return pingPongArrive(t, arrive);
   if (auto dot = dyn_cast<DotAsyncOp>(op))
     return dotAsync(t, dot);
   if (auto wait = dyn_cast<DotWaitOp>(op))
@@ -745,6 +768,47 @@ Step ProgramExecutor::arefConsumed(Task &t, ArefConsumedOp op) {
   return Step::Progress;
 }
 
+Step ProgramExecutor::pingPongWait(Task &t, PingPongWaitOp op) {
+  int64_t turn;
+  if (!readInt(t, op, op.getTurn(), turn))
+    return Step::Stop;
+  int64_t group = op.getGroup();
+  if (group < 0 || group > 1)
+    return runtimeError(Outcome::RuntimeError, describeOp(op) + ": group " +
+                                                   Twine(group) +
+                                                   " is neither 0 nor 1");
+  if (turn < 0)
+    return violation("negative-position", describeOp(op) + " in " +
+                                              taskName(t) + " waits for turn " +
+                                              Twine(turn));
+  int64_t needed = handoversNeeded(group, turn);
+  int64_t done = handovers[1 - group];
+  if (done < needed)
+    return Step::Blocked;
+  // The device waits on the parity of a barrier that completes once per
+  // hand-over: a hand-over more than one ahead looks like the one before.
+  if (done > needed)
+    return violation("pingpong-phase",
+                     describeOp(op) + " in " + taskName(t) +
+                         " waits for hand-over " + Twine(needed) +
+                         " from consumer " + Twine(1 - group) +
+                         ", which has already made " + Twine(done) +
+                         ": a parity wait cannot tell them apart");
+  ++t.frames.back().ip;
+  return Step::Progress;
+}
+
+Step ProgramExecutor::pingPongArrive(Task &t, PingPongArriveOp op) {
+  int64_t group = op.getGroup();
+  if (group < 0 || group > 1)
+    return runtimeError(Outcome::RuntimeError, describeOp(op) + ": group " +
+                                                   Twine(group) +
+                                                   " is neither 0 nor 1");
+  ++handovers[group];
+  ++t.frames.back().ip;
+  return Step::Progress;
+}
+
 Step ProgramExecutor::dotAsync(Task &t, DotAsyncOp op) {
   RuntimeValue a, b, c;
   if (!read(t, op, op.getA(), a) || !read(t, op, op.getB(), b) ||
@@ -875,6 +939,19 @@ std::string ProgramExecutor::describePosition(Task &t) {
     return slotState(put.getAref(), put.getK(), "the slot is not empty");
   if (auto get = dyn_cast<ArefGetOp>(op))
     return slotState(get.getAref(), get.getK(), "the slot is not full");
+  if (auto wait = dyn_cast<PingPongWaitOp>(op)) {
+    const RuntimeValue *turn = lookup(t, wait.getTurn());
+    int64_t group = wait.getGroup();
+    if (turn && turn->data && !turn->data->ints.empty() && group >= 0 &&
+        group <= 1)
+      return who + "blocked in " + describeOp(op) + " for turn " +
+             std::to_string(signExtend(turn->data->ints[0], 32)) +
+             ": it needs hand-over " +
+             std::to_string(
+                 handoversNeeded(group, signExtend(turn->data->ints[0], 32))) +
+             " from consumer " + std::to_string(1 - group) + ", which made " +
+             std::to_string(handovers[1 - group]);
+  }
   if (isa<WarpSpecializeOp>(op))
     return who + "waits for its partitions at " + describeOp(op);
   return who + "at " + describeOp(op);

@@ -51,8 +51,15 @@ Options:
                        default)
   --consumer-groups N  consumer warp groups (0: the compiler chooses;
                        default)
+  --pingpong           two ping-pong consumer partitions on alternate tiles
+                       (needs --consumer-groups 2 and a tile loop)
+  --no-persistent      keep one program per tile (the compiler otherwise
+                       makes such a kernel persistent)
+  --ctas N             CTAs that run a persistent compiled kernel over the
+                       grid's programs (default: half of them, rounded up)
   --sweep              instead of one configuration, every one the compiler
-                       accepts: D in 1..4, P in 0..2 with P < D, N in 1..2
+                       accepts: D in 1..4, P in 0..2 with P < D, N in 1..2,
+                       persistent or not, and ping-pong for N = 2
                        (configurations it rejects are listed as such)
   --ws-ir FILE         check this warp-specialized IR (same kernel name and
                        signature) instead of compiling KERNEL.ttir
@@ -130,7 +137,31 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
     return v == unset ? std::string("auto") : std::to_string(v);
   };
   return "D=" + show(c.arefDepth, 0) + " P=" + show(c.mmaDepth, -1) +
-         " C=" + show(c.consumerGroups, 0);
+         " C=" + show(c.consumerGroups, 0) + (c.pingpong ? " pingpong" : "") +
+         (c.persistent ? "" : " non-persistent");
+}
+
+/// Every configuration the compiler accepts (and some it rejects, which the
+/// sweep lists as such).
+std::vector<tawa::WarpSpecializationOptions> sweepConfigurations() {
+  std::vector<tawa::WarpSpecializationOptions> configs;
+  for (bool persistent : {true, false})
+    for (int64_t d = 1; d <= 4; ++d)
+      for (int64_t p = 0; p <= 2 && p < d; ++p)
+        for (int64_t c = 1; c <= 2; ++c)
+          for (bool pingpong : {false, true}) {
+            // Ping-pong takes two consumer groups and a tile loop.
+            if (pingpong && (c != 2 || !persistent))
+              continue;
+            tawa::WarpSpecializationOptions cfg;
+            cfg.arefDepth = d;
+            cfg.mmaDepth = p;
+            cfg.consumerGroups = c;
+            cfg.persistent = persistent;
+            cfg.pingpong = pingpong;
+            configs.push_back(cfg);
+          }
+  return configs;
 }
 
 std::string join(const std::vector<std::string> &items) {
@@ -159,8 +190,9 @@ void printVerdict(const std::string &label, const Verdict &v,
                   unsigned schedules) {
   switch (v.status) {
   case Verdict::Status::Match:
-    std::printf("%s: match (%u schedule%s)\n", label.c_str(), schedules,
-                schedules == 1 ? "" : "s");
+    std::printf("%s: match (%u schedule%s%s%s)\n", label.c_str(), schedules,
+                schedules == 1 ? "" : "s", v.launch.empty() ? "" : "; ",
+                v.launch.c_str());
     return;
   case Verdict::Status::Rejected:
     std::printf("%s: rejected by the compiler: %s\n", label.c_str(),
@@ -216,6 +248,14 @@ int interpCommand(int argc, char **argv) {
     } else if (arg == "--consumer-groups") {
       config.consumerGroups = parseInteger(arg, value(), 0, 3);
       configGiven = true;
+    } else if (arg == "--pingpong") {
+      config.pingpong = true;
+      configGiven = true;
+    } else if (arg == "--no-persistent") {
+      config.persistent = false;
+      configGiven = true;
+    } else if (arg == "--ctas") {
+      options.ctas = parseInteger(arg, value(), 1, 1 << 20);
     } else if (arg == "--sweep") {
       sweep = true;
     } else if (arg == "--ws-ir") {
@@ -248,7 +288,8 @@ int interpCommand(int argc, char **argv) {
     usageError("no kernel given (try 'tawa-check interp --help')");
   if (sweep && (configGiven || !wsIrPath.empty()))
     usageError("--sweep chooses the configurations itself: it takes neither "
-               "--aref-depth, --mma-depth, --consumer-groups nor --ws-ir");
+               "--aref-depth, --mma-depth, --consumer-groups, --pingpong, "
+               "--no-persistent nor --ws-ir");
   if (!wsIrPath.empty() && configGiven)
     usageError("--ws-ir checks a given warp-specialized IR: the configuration "
                "options do not apply");
@@ -300,18 +341,12 @@ int interpCommand(int argc, char **argv) {
       return 1;
     verdicts.emplace_back("ws-ir " + wsIrPath, dc.check(*ws));
   } else if (sweep) {
-    for (int64_t d = 1; d <= 4; ++d)
-      for (int64_t p = 0; p <= 2 && p < d; ++p)
-        for (int64_t c = 1; c <= 2; ++c) {
-          tawa::WarpSpecializationOptions cfg;
-          cfg.arefDepth = d;
-          cfg.mmaDepth = p;
-          cfg.consumerGroups = c;
-          verdicts.emplace_back(configName(cfg), dc.checkConfiguration(cfg));
-          printVerdict(verdicts.back().first, verdicts.back().second,
-                       options.schedules);
-          std::fflush(stdout);
-        }
+    for (const tawa::WarpSpecializationOptions &cfg : sweepConfigurations()) {
+      verdicts.emplace_back(configName(cfg), dc.checkConfiguration(cfg));
+      printVerdict(verdicts.back().first, verdicts.back().second,
+                   options.schedules);
+      std::fflush(stdout);
+    }
   } else {
     verdicts.emplace_back(configName(config), dc.checkConfiguration(config));
   }

@@ -123,6 +123,8 @@ Outcome runOneInput(StringRef input) {
   config.arefDepth = static_cast<int64_t>(pick % 5);          // 0 = choose
   config.mmaDepth = static_cast<int64_t>((pick / 5) % 4) - 1; // -1 = choose
   config.consumerGroups = static_cast<int64_t>((pick / 20) % 3);
+  config.persistent = (pick / 60) % 2 == 0;
+  config.pingpong = (pick / 120) % 2 == 0;
   FailureOr<OwningOpRef<ModuleOp>> compiled =
       interp::compileWarpSpecialized(*module, config, diagnostics);
   if (failed(compiled)) {

@@ -37,7 +37,7 @@ const char *stageName(Stage stage);
 
 /// Parses `input` as MLIR (tt, tawa, arith, math, scf), runs the supported-
 /// subset check and the warp-specialization passes of Pipeline.h (with a
-/// configuration drawn from the input's bytes) and, if they succeed, runs
+/// configuration drawn from the input's size) and, if they succeed, runs
 /// the original and the compiled kernel on the CPU interpreter with tight
 /// limits. Aborts on a stage failing silently, on a warp-specialized kernel
 /// that deadlocks, breaks the aref protocol or computes something else than

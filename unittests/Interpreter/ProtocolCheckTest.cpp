@@ -241,4 +241,119 @@ TEST_F(ProtocolCheckTest, DotWaitRetiresAllButTheNewestPendings) {
   EXPECT_EQ(leak.kind, "in-flight-at-exit") << leak.message;
 }
 
+/// Two ping-pong consumers take alternate positions of one ring of three
+/// slots (so that each uses every slot): consumer g gets k = 2n + g for
+/// n = 0, 1, 2, between `waitG` and tawa.pingpong.arrive, and stores its sum
+/// at row 8g.
+std::string pingPongKernel(const std::string &wait0, const std::string &wait1) {
+  auto consumer = [](int g, const std::string &wait) {
+    std::string gs = std::to_string(g);
+    return R"(
+      } partition warps(4) regs(232) {
+        %acc = scf.for %n = %c0 to %c3 step %c1 iter_args(%a = %zero) -> (tensor<8x8xf32>) : i32 {
+          )" +
+           wait + R"(
+          %n2 = arith.muli %n, %c2 : i32
+          %k = arith.addi %n2, %c)" +
+           gs + R"( : i32
+          %t = tawa.aref.get %r[%k] : !tawa.aref<[tensor<8x8xf32>], 3> -> tensor<8x8xf32>
+          %s = arith.addf %a, %t : tensor<8x8xf32>
+          tawa.aref.consumed %r[%k] : !tawa.aref<[tensor<8x8xf32>], 3>
+          tawa.pingpong.arrive group )" +
+           gs + R"(
+          scf.yield %s : tensor<8x8xf32>
+        }
+        %row = arith.muli %c)" +
+           gs + R"(, %c8 : i32
+        tt.descriptor_store %out[%row, %c0], %acc : !tt.tensordesc<tensor<8x8xf32>>, tensor<8x8xf32>)";
+  };
+  return R"(
+    tt.func @pingpong(%in: !tt.tensordesc<tensor<8x8xf32>>,
+                      %out: !tt.tensordesc<tensor<8x8xf32>>) {
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %c2 = arith.constant 2 : i32
+      %c3 = arith.constant 3 : i32
+      %c6 = arith.constant 6 : i32
+      %c8 = arith.constant 8 : i32
+      %zero = arith.constant dense<0.0> : tensor<8x8xf32>
+      %r = tawa.aref.create : !tawa.aref<[tensor<8x8xf32>], 3>
+      tawa.warp_specialize partition warps(4) regs(40) {
+        scf.for %k = %c0 to %c6 step %c1 : i32 {
+          %row = arith.muli %k, %c8 : i32
+          %t = tt.descriptor_load %in[%row, %c0] : !tt.tensordesc<tensor<8x8xf32>> -> tensor<8x8xf32>
+          tawa.aref.put %r[%k], %t : !tawa.aref<[tensor<8x8xf32>], 3>, tensor<8x8xf32>
+        })" +
+         consumer(0, wait0) + consumer(1, wait1) + R"(
+      }
+      tt.return
+    })";
+}
+
+class PingPongTest : public ProtocolCheckTest {
+protected:
+  ExecutionResult runPingPong(const std::string &text, uint64_t seed) {
+    tt::FuncOp kernel = parseKernel(text);
+    EXPECT_TRUE(kernel) << "kernel does not parse";
+    if (!kernel)
+      return {};
+    Builder b(&context);
+    memory = GlobalMemory();
+    auto block = tensor({8, 8}, b.getF32Type());
+    RuntimeValue in = makeMatrix("in", b.getF32Type(), 48, 8, block,
+                                 [](int64_t r, int64_t c) { return r - c; });
+    RuntimeValue out = makeMatrix("out", b.getF32Type(), 16, 8, block,
+                                  [](int64_t, int64_t) { return 0.0; });
+    ExecutionOptions options;
+    options.seed = seed;
+    return runProgram(kernel, {in, out}, ProgramId{}, Grid{}, memory, options);
+  }
+};
+
+TEST_F(PingPongTest, HandOversOrderTheConsumers) {
+  std::string text = pingPongKernel("tawa.pingpong.wait group 0 turn %n",
+                                    "tawa.pingpong.wait group 1 turn %n");
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    ExecutionResult r = runPingPong(text, seed);
+    ASSERT_TRUE(r.completed()) << "seed " << seed << ": " << r.message;
+    for (int64_t g = 0; g < 2; ++g) {
+      float want = 0;
+      for (int64_t n = 0; n < 3; ++n)
+        want += static_cast<float>((2 * n + g) * 8 + 0 - 0);
+      EXPECT_EQ(element(1, 8 * g, 0), want) << "consumer " << g;
+    }
+  }
+}
+
+TEST_F(PingPongTest, WithoutHandOversAConsumerGetsALapAhead) {
+  // Consumer 1 may reach slot 0 for k = 3 while it still holds k = 0, which
+  // consumer 0 has not taken yet; some schedule must show it.
+  std::string text = pingPongKernel("", "");
+  bool caught = false;
+  for (uint64_t seed = 1; seed <= 16 && !caught; ++seed) {
+    ExecutionResult r = runPingPong(text, seed);
+    if (r.completed())
+      continue;
+    EXPECT_EQ(r.kind, "wrong-position") << r.message;
+    caught = true;
+  }
+  EXPECT_TRUE(caught);
+}
+
+TEST_F(PingPongTest, WaitingForOneHandOverTooManyDeadlocks) {
+  // Consumer 1 waits for turn n + 1 instead of n: its first tile waits for a
+  // second hand-over from consumer 0, whose second tile waits for consumer
+  // 1's first hand-over.
+  std::string text = pingPongKernel("tawa.pingpong.wait group 0 turn %n",
+                                    "%n1 = arith.addi %n, %c1 : i32\n          "
+                                    "tawa.pingpong.wait group 1 turn %n1");
+  ExecutionResult r = runPingPong(text, 1);
+  ASSERT_EQ(r.kind, "deadlock") << r.message;
+  bool sawPingPong = false;
+  for (const std::string &d : r.details)
+    sawPingPong |= d.find("tawa.pingpong.wait") != std::string::npos &&
+                   d.find("it needs hand-over") != std::string::npos;
+  EXPECT_TRUE(sawPingPong);
+}
+
 } // namespace

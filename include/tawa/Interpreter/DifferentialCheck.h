@@ -38,6 +38,10 @@ struct DifferentialOptions {
   unsigned schedules = 1;
   ExecutionLimits limits;
   int64_t maxProgramsPerAxis = 64;
+  /// CTAs that run a compiled kernel made persistent (PersistentPrograms:
+  /// it takes the program grid as arguments and walks it); 0: half the
+  /// programs, rounded up, so that CTAs run several tiles each.
+  int64_t ctas = 0;
 };
 
 struct Verdict {
@@ -56,6 +60,9 @@ struct Verdict {
   std::vector<std::string> details;
   uint64_t seed = 0;      ///< the schedule that failed
   unsigned schedules = 0; ///< schedules run
+  /// How the compiled kernel was launched, when not like the original:
+  /// "persistent: 1 CTA for 2 programs".
+  std::string launch;
 };
 
 /// The one kernel (tt.func with a body) of `module`, or null.
@@ -87,13 +94,17 @@ compileWarpSpecialized(mlir::ModuleOp original,
 
 class DifferentialCheck {
 public:
-  /// Makes the inputs, finds the grid and runs the original kernel.
+  /// Makes the inputs, finds the grid and runs the original kernel. Fails
+  /// (with `error`) if the kernel fails, or if two of its programs write the
+  /// same element: the compiled kernel may run the programs in another order.
   static mlir::FailureOr<std::unique_ptr<DifferentialCheck>>
   create(mlir::ModuleOp original, const DifferentialOptions &options,
          std::string &error);
 
   /// Runs `compiled` (a module holding the kernel under the same name and
-  /// signature) under every schedule and compares it with the original.
+  /// signature, or the signature plus the program-grid arguments of a
+  /// persistent kernel) under every schedule and compares it with the
+  /// original.
   Verdict check(mlir::ModuleOp compiled);
   /// compileWarpSpecialized, then check.
   Verdict checkConfiguration(const WarpSpecializationOptions &config);
@@ -110,6 +121,9 @@ public:
 
 private:
   DifferentialCheck() = default;
+  /// Runs the original kernel into `expected`; fails if it fails or if two
+  /// of its programs write the same element.
+  mlir::LogicalResult runOriginal(std::string &error);
   /// The first difference between the original's memory and `actual`.
   std::optional<std::string> compare(const GlobalMemory &actual,
                                      int64_t &differences) const;

@@ -12,7 +12,9 @@
 // was released, a release while an asynchronous product still reads the
 // slot, and a read of a tawa.dot_async result that no tawa.dot_wait retired
 // are violations. tawa.dot_wait {pendings = P} retires all but the newest P
-// products of its task, oldest first (wgmma commit groups).
+// products of its task, oldest first (wgmma commit groups). Ping-pong
+// consumers hand the turn to each other with tawa.pingpong.arrive; a
+// tawa.pingpong.wait blocks until its hand-over has been made.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,8 +73,9 @@ struct ExecutionResult {
   Outcome outcome = Outcome::Completed;
   /// "deadlock", "use-after-consumed", "use-after-release",
   /// "unretired-read", "consumed-not-borrowed", "wrong-position",
-  /// "negative-position", "in-flight-at-exit", "unreleased-at-exit",
-  /// "untaken-at-exit", "runtime-error" or "unsupported".
+  /// "negative-position", "pingpong-phase", "in-flight-at-exit",
+  /// "unreleased-at-exit", "untaken-at-exit", "runtime-error" or
+  /// "unsupported".
   std::string kind;
   /// One line: what happened, where (the user's source line).
   std::string message;

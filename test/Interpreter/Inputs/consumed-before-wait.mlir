@@ -1,7 +1,7 @@
 // Hand-edited warp-specialized IR: a deliberately broken variant that
 // `tawa-check interp` must catch (test/Interpreter/broken-variants.test).
 // Made from: tawac examples/ttir/gemm_fp16.ttir --emit=ws-ir --aref-depth=2
-//            --mma-depth=1 --consumer-groups=1
+//            --mma-depth=1 --consumer-groups=1 --persistent=false
 // Edit: in the consumer's loop, the scf.if that releases position k-1 moved
 // above the tawa.dot_wait {pendings = 1} that retires the product of k-1.
 #loc = loc("kernels.py":17:0)

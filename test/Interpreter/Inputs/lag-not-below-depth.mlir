@@ -1,7 +1,7 @@
 // Hand-edited warp-specialized IR: a deliberately broken variant that
 // `tawa-check interp` must catch (test/Interpreter/broken-variants.test).
 // Made from: tawac examples/ttir/gemm_fp16.ttir --emit=ws-ir --aref-depth=2
-//            --mma-depth=1 --consumer-groups=1
+//            --mma-depth=1 --consumer-groups=1 --persistent=false
 // Edit: every aref ring has 1 slot instead of 2, the MMA lag stays 1
 // (pendings = 1): P >= D, which the compiler itself rejects.
 #loc = loc("kernels.py":17:0)

@@ -1,7 +1,7 @@
 // Hand-edited warp-specialized IR: a deliberately broken variant that
 // `tawa-check interp` must catch (test/Interpreter/broken-variants.test).
 // Made from: tawac examples/ttir/gemm_fp16.ttir --emit=ws-ir --aref-depth=2
-//            --mma-depth=1 --consumer-groups=1
+//            --mma-depth=1 --consumer-groups=1 --persistent=false
 // Edit: the scf.if that releases position k-1 inside the consumer's loop
 // is gone; only the drain after the loop releases a slot.
 #loc = loc("kernels.py":17:0)

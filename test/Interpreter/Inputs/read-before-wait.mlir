@@ -1,7 +1,7 @@
 // Hand-edited warp-specialized IR: a deliberately broken variant that
 // `tawa-check interp` must catch (test/Interpreter/broken-variants.test).
 // Made from: tawac examples/ttir/gemm_fp16.ttir --emit=ws-ir --aref-depth=2
-//            --mma-depth=1 --consumer-groups=1
+//            --mma-depth=1 --consumer-groups=1 --persistent=false
 // Edit: the epilogue's arith.truncf reads the loop's accumulator (%17#0)
 // before the tawa.dot_wait {pendings = 0} that drains the last product.
 #loc = loc("kernels.py":17:0)

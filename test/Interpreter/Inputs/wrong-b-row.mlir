@@ -1,7 +1,7 @@
 // Hand-edited warp-specialized IR: a deliberately broken variant that
 // `tawa-check interp` must catch (test/Interpreter/broken-variants.test).
 // Made from: tawac examples/ttir/gemm_fp16.ttir --emit=ws-ir --aref-depth=2
-//            --mma-depth=1 --consumer-groups=1
+//            --mma-depth=1 --consumer-groups=1 --persistent=false
 // Edit: the producer loads the B tile at row pid_m * 128 (%15) instead of
 // pid_n * 256 (%16): a wrong result, not a protocol error.
 #loc = loc("kernels.py":17:0)
