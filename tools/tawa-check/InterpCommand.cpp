@@ -43,7 +43,10 @@ of a tile after its slot was consumed, no consumed while a tawa.dot_async
 that reads the slot is in flight, no read of a tawa.dot_async result before
 a tawa.dot_wait retired it (products in flight form a FIFO; pendings=P
 retires all but the newest P), and no product in flight, borrowed slot or
-untaken put when a program ends.
+untaken put when a program ends. Ping-pong consumers take turns through
+tawa.pingpong.wait/arrive. A kernel the compiler makes persistent runs on
+fewer CTAs than programs (--ctas), so the original must not have two
+programs write the same element (checked).
 
 Options:
   --aref-depth D       aref ring depth D (0: the compiler chooses; default)
@@ -52,7 +55,7 @@ Options:
   --consumer-groups N  consumer warp groups (0: the compiler chooses;
                        default)
   --pingpong           two ping-pong consumer partitions on alternate tiles
-                       (needs --consumer-groups 2 and a tile loop)
+                       (two consumer groups; needs a tile loop)
   --no-persistent      keep one program per tile (the compiler otherwise
                        makes such a kernel persistent)
   --ctas N             CTAs that run a persistent compiled kernel over the
