@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -66,10 +67,16 @@ protected:
     return v;
   }
 
-  /// Element (r, c) of a buffer made by makeMatrix, decoded.
+  /// Element (r, c) of a buffer made by makeMatrix, decoded; NaN (and a
+  /// test failure) outside the buffer.
   double element(unsigned buffer, int64_t r, int64_t c) {
     const Buffer &b = memory.buffer(buffer);
     unsigned bytes = elementBytes(b.elementType);
+    if (r < 0 || c < 0 || r >= b.shape[0] || c >= b.shape[1]) {
+      ADD_FAILURE() << b.name << "[" << r << ", " << c << "] is outside "
+                    << b.shape[0] << "x" << b.shape[1];
+      return std::numeric_limits<double>::quiet_NaN();
+    }
     uint64_t bits =
         memory.loadBits(buffer, (r * b.shape[1] + c) * bytes, bytes);
     return decodeFloat(b.elementType, bits);

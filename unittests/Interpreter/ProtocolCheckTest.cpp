@@ -65,8 +65,9 @@ const char *kAccIsLoopResult = R"(
 
 class ProtocolCheckTest : public KernelFixture {
 protected:
+  /// Runs `text` on 48 rows of input tiles into `outRows` rows of output.
   ExecutionResult run(const std::string &text, uint64_t seed = 1,
-                      std::vector<int> *trace = nullptr) {
+                      std::vector<int> *trace = nullptr, int64_t outRows = 8) {
     tt::FuncOp kernel = parseKernel(text);
     EXPECT_TRUE(kernel) << "kernel does not parse";
     if (!kernel)
@@ -76,7 +77,7 @@ protected:
     auto block = tensor({8, 8}, b.getF32Type());
     RuntimeValue in = makeMatrix("in", b.getF32Type(), 48, 8, block,
                                  [](int64_t r, int64_t c) { return r - c; });
-    RuntimeValue out = makeMatrix("out", b.getF32Type(), 8, 8, block,
+    RuntimeValue out = makeMatrix("out", b.getF32Type(), outRows, 8, block,
                                   [](int64_t, int64_t) { return 0.0; });
     ExecutionOptions options;
     options.seed = seed;
@@ -290,31 +291,11 @@ std::string pingPongKernel(const std::string &wait0, const std::string &wait1) {
     })";
 }
 
-class PingPongTest : public ProtocolCheckTest {
-protected:
-  ExecutionResult runPingPong(const std::string &text, uint64_t seed) {
-    tt::FuncOp kernel = parseKernel(text);
-    EXPECT_TRUE(kernel) << "kernel does not parse";
-    if (!kernel)
-      return {};
-    Builder b(&context);
-    memory = GlobalMemory();
-    auto block = tensor({8, 8}, b.getF32Type());
-    RuntimeValue in = makeMatrix("in", b.getF32Type(), 48, 8, block,
-                                 [](int64_t r, int64_t c) { return r - c; });
-    RuntimeValue out = makeMatrix("out", b.getF32Type(), 16, 8, block,
-                                  [](int64_t, int64_t) { return 0.0; });
-    ExecutionOptions options;
-    options.seed = seed;
-    return runProgram(kernel, {in, out}, ProgramId{}, Grid{}, memory, options);
-  }
-};
-
-TEST_F(PingPongTest, HandOversOrderTheConsumers) {
+TEST_F(ProtocolCheckTest, PingPongHandOversOrderTheConsumers) {
   std::string text = pingPongKernel("tawa.pingpong.wait group 0 turn %n",
                                     "tawa.pingpong.wait group 1 turn %n");
   for (uint64_t seed = 1; seed <= 8; ++seed) {
-    ExecutionResult r = runPingPong(text, seed);
+    ExecutionResult r = run(text, seed, nullptr, 16);
     ASSERT_TRUE(r.completed()) << "seed " << seed << ": " << r.message;
     for (int64_t g = 0; g < 2; ++g) {
       float want = 0;
@@ -325,13 +306,13 @@ TEST_F(PingPongTest, HandOversOrderTheConsumers) {
   }
 }
 
-TEST_F(PingPongTest, WithoutHandOversAConsumerGetsALapAhead) {
+TEST_F(ProtocolCheckTest, PingPongWithoutHandOversAConsumerGetsALapAhead) {
   // Consumer 1 may reach slot 0 for k = 3 while it still holds k = 0, which
   // consumer 0 has not taken yet; some schedule must show it.
   std::string text = pingPongKernel("", "");
   bool caught = false;
   for (uint64_t seed = 1; seed <= 16 && !caught; ++seed) {
-    ExecutionResult r = runPingPong(text, seed);
+    ExecutionResult r = run(text, seed, nullptr, 16);
     if (r.completed())
       continue;
     EXPECT_EQ(r.kind, "wrong-position") << r.message;
@@ -340,14 +321,14 @@ TEST_F(PingPongTest, WithoutHandOversAConsumerGetsALapAhead) {
   EXPECT_TRUE(caught);
 }
 
-TEST_F(PingPongTest, WaitingForOneHandOverTooManyDeadlocks) {
+TEST_F(ProtocolCheckTest, PingPongWaitingForOneHandOverTooManyDeadlocks) {
   // Consumer 1 waits for turn n + 1 instead of n: its first tile waits for a
   // second hand-over from consumer 0, whose second tile waits for consumer
   // 1's first hand-over.
   std::string text = pingPongKernel("tawa.pingpong.wait group 0 turn %n",
                                     "%n1 = arith.addi %n, %c1 : i32\n          "
                                     "tawa.pingpong.wait group 1 turn %n1");
-  ExecutionResult r = runPingPong(text, 1);
+  ExecutionResult r = run(text, 1, nullptr, 16);
   ASSERT_EQ(r.kind, "deadlock") << r.message;
   bool sawPingPong = false;
   for (const std::string &d : r.details)
