@@ -56,6 +56,10 @@ Options:
                        default)
   --pingpong           two ping-pong consumer partitions on alternate tiles
                        (two consumer groups; needs a tile loop)
+  --no-pingpong        never ping-pong (the compiler otherwise chooses it
+                       where a tile's accumulators fit one group)
+  --schedule S         where an automatic MMA depth comes from: heuristic
+                       (default) or optimal (Twill's schedule)
   --no-persistent      keep one program per tile (the compiler otherwise
                        makes such a kernel persistent)
   --ctas N             CTAs that run a persistent compiled kernel over the
@@ -63,7 +67,8 @@ Options:
   --sweep              instead of one configuration, every one the compiler
                        accepts: D in 1..4, P in 0..2 with P < D, N in 1..2,
                        persistent or not, and ping-pong for N = 2
-                       (configurations it rejects are listed as such)
+                       (configurations it rejects are listed as such; with
+                       P given, --schedule has nothing to choose)
   --ws-ir FILE         check this warp-specialized IR (same kernel name and
                        signature) instead of compiling KERNEL.ttir
   --schedules N        run the warp-specialized kernel under N schedules,
@@ -140,8 +145,12 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
     return v == unset ? std::string("auto") : std::to_string(v);
   };
   return "D=" + show(c.arefDepth, 0) + " P=" + show(c.mmaDepth, -1) +
-         " C=" + show(c.consumerGroups, 0) + (c.pingpong ? " pingpong" : "") +
-         (c.persistent ? "" : " non-persistent");
+         " C=" + show(c.consumerGroups, 0) +
+         (c.pingpong == 1 ? " pingpong" : "") +
+         (c.persistent ? "" : " non-persistent") +
+         (c.schedule == tawa::WarpSpecializationOptions::Schedule::Optimal
+              ? " optimal"
+              : "");
 }
 
 /// Every configuration the compiler accepts (and some it rejects, which the
@@ -161,7 +170,7 @@ std::vector<tawa::WarpSpecializationOptions> sweepConfigurations() {
             cfg.mmaDepth = p;
             cfg.consumerGroups = c;
             cfg.persistent = persistent;
-            cfg.pingpong = pingpong;
+            cfg.pingpong = pingpong ? 1 : 0;
             configs.push_back(cfg);
           }
   return configs;
@@ -252,7 +261,18 @@ int interpCommand(int argc, char **argv) {
       config.consumerGroups = parseInteger(arg, value(), 0, 3);
       configGiven = true;
     } else if (arg == "--pingpong") {
-      config.pingpong = true;
+      config.pingpong = 1;
+      configGiven = true;
+    } else if (arg == "--no-pingpong") {
+      config.pingpong = 0;
+      configGiven = true;
+    } else if (arg == "--schedule") {
+      std::string which = value();
+      if (which == "optimal")
+        config.schedule = tawa::WarpSpecializationOptions::Schedule::Optimal;
+      else if (which != "heuristic")
+        usageError("option '--schedule' takes 'heuristic' or 'optimal', got '" +
+                   which + "'");
       configGiven = true;
     } else if (arg == "--no-persistent") {
       config.persistent = false;
@@ -292,7 +312,7 @@ int interpCommand(int argc, char **argv) {
   if (sweep && (configGiven || !wsIrPath.empty()))
     usageError("--sweep chooses the configurations itself: it takes neither "
                "--aref-depth, --mma-depth, --consumer-groups, --pingpong, "
-               "--no-persistent nor --ws-ir");
+               "--no-pingpong, --no-persistent, --schedule nor --ws-ir");
   if (!wsIrPath.empty() && configGiven)
     usageError("--ws-ir checks a given warp-specialized IR: the configuration "
                "options do not apply");

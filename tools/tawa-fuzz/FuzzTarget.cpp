@@ -124,7 +124,7 @@ Outcome runOneInput(StringRef input) {
   config.mmaDepth = static_cast<int64_t>((pick / 5) % 4) - 1; // -1 = choose
   config.consumerGroups = static_cast<int64_t>((pick / 20) % 3);
   config.persistent = (pick / 60) % 2 == 0;
-  config.pingpong = (pick / 120) % 2 == 0;
+  config.pingpong = static_cast<int64_t>((pick / 120) % 3) - 1; // -1: choose
   FailureOr<OwningOpRef<ModuleOp>> compiled =
       interp::compileWarpSpecialized(*module, config, diagnostics);
   if (failed(compiled)) {
