@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds tawa and runs every test that needs no GPU:
-#   lit + FileCheck (dialects, passes, samples, tawac), GoogleTest units, and the
-#   nvcc sm_90a compile checks of the device library tests and reference kernels.
+#   lit + FileCheck (dialects, passes, samples, tawac, the CPU interpreter over
+#   every kernel and configuration), GoogleTest units, the nvcc sm_90a compile
+#   checks of the device library tests and reference kernels, and a
+#   time-bounded libFuzzer run (BUILD_DIR-fuzz: clang, ASan) seeded with every
+#   sample (TAWA_FUZZ_SECONDS, default 90; 0 skips it).
 # Usage: scripts/test.sh [BUILD_DIR]    (default: build)
 # GPU tests are run by scripts/gpu-suite.sh on a machine with an H100.
 set -euo pipefail
@@ -36,8 +39,44 @@ ct_total=$(echo "$ctest_out" | sed -n 's/.*tests passed, [0-9]* tests failed out
 ct_fail=$(echo "$ctest_out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p'); ct_fail=${ct_fail:-0}
 if echo "$ctest_out" | grep -q 'No tests were found'; then ct_total=0; ct_fail=0; fi
 
-passed=$((lit_pass + ct_total - ct_fail))
-failed=$((lit_fail + ct_fail))
+# The fuzz target in a build of its own: libFuzzer coverage and AddressSanitizer
+# need clang and instrument every object, so it cannot share build/. A fixed
+# seed makes a run repeatable; a finding leaves its input in BUILD_DIR-fuzz/artifacts.
+fuzz_seconds=${TAWA_FUZZ_SECONDS:-90}
+fuzz_pass=0; fuzz_fail=0
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzzing (libFuzzer + ASan, ${fuzz_seconds} s) =="
+  fuzz_build="$build-fuzz"
+  cmake -G Ninja -S "$root" -B "$fuzz_build" -DCMAKE_C_COMPILER=clang-14 \
+    -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=-O1 -g" \
+    -DTAWA_ENABLE_FUZZER=ON -DTAWA_ENABLE_COMPILER=ON -DTAWA_ENABLE_RUNTIME=ON \
+    -DTAWA_ENABLE_UNITTESTS=OFF -DTAWA_ENABLE_CUDA_TESTS=OFF -DTAWA_ENABLE_SCHEDULER=OFF \
+    -DTAWA_ENABLE_PROTOCOL=OFF >"$fuzz_build.configure.log" 2>&1 ||
+    { cat "$fuzz_build.configure.log"; exit 1; }
+  ninja -C "$fuzz_build" -j "${TAWA_JOBS:-2}" tawa-fuzz
+  corpus=$(mktemp -d)
+  cp "$root"/../shared/ttir/*.ttir "$root"/examples/ttir/*.ttir "$corpus"/ 2>/dev/null || true
+  for f in "$root"/test/Dialect/*/*.mlir "$root"/test/Transforms/*.mlir \
+           "$root"/test/Interpreter/Inputs/*.mlir "$root"/test/Fuzz/Inputs/*.mlir; do
+    [ -f "$f" ] && cp "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")"
+  done
+  mkdir -p "$fuzz_build/artifacts"
+  if "$fuzz_build/bin/tawa-fuzz" "$corpus" -dict="$root/tools/tawa-fuzz/tawa.dict" \
+       -max_total_time="$fuzz_seconds" -seed=1 -timeout=30 -rss_limit_mb=4096 \
+       -artifact_prefix="$fuzz_build/artifacts/" -print_final_stats=1 \
+       >"$fuzz_build/fuzz.log" 2>&1; then
+    fuzz_pass=1
+    grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' "$fuzz_build/fuzz.log" || true
+  else
+    fuzz_fail=1; status=1
+    echo "FAIL: tawa-fuzz (input saved in $fuzz_build/artifacts/):"
+    grep -E -A30 'ERROR: |tawa-fuzz: |deadly signal' "$fuzz_build/fuzz.log" | head -60
+  fi
+  rm -rf "$corpus"
+fi
+
+passed=$((lit_pass + ct_total - ct_fail + fuzz_pass))
+failed=$((lit_fail + ct_fail + fuzz_fail))
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 echo "tests: $passed passed, $failed failed"
 exit "$status"

@@ -17,9 +17,12 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <optional>
 
 namespace tawa {
 #define GEN_PASS_DEF_PARTITIONANNOTATION
@@ -150,6 +153,34 @@ private:
   llvm::SmallVector<Value> worklist;
 };
 
+/// A TMA store and a TMA load of the same descriptor that may follow it in
+/// program order: in a loop around both (a later iteration) or later in the
+/// function. The producer runs its loads ahead of the consumer's stores, so
+/// the load would read the tensor before the store wrote it. (Distinct
+/// descriptors are assumed not to overlap, as Triton does.)
+std::optional<std::pair<tt::DescriptorStoreOp, tt::DescriptorLoadOp>>
+findStoreBeforeLoad(ArrayRef<tt::DescriptorLoadOp> loads,
+                    ArrayRef<tt::DescriptorStoreOp> stores) {
+  for (tt::DescriptorStoreOp store : stores)
+    for (tt::DescriptorLoadOp load : loads) {
+      if (store.getDesc() != load.getDesc())
+        continue;
+      for (Operation *loop = store->getParentOp(); loop;
+           loop = loop->getParentOp())
+        if (isa<LoopLikeOpInterface>(loop) && loop->isAncestor(load))
+          return std::make_pair(store, load);
+      // Straight-line order: the ancestors of both in the innermost block
+      // that holds both.
+      for (Operation *s = store; s && s->getBlock(); s = s->getParentOp())
+        if (Operation *l = s->getBlock()->findAncestorOpInBlock(*load)) {
+          if (s != l && s->isBeforeInBlock(l))
+            return std::make_pair(store, load);
+          break;
+        }
+    }
+  return std::nullopt;
+}
+
 bool writesMemory(Operation *op) {
   if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
     return effects.hasEffect<MemoryEffects::Write>();
@@ -164,24 +195,37 @@ struct PartitionAnnotation
     if (func.isExternal())
       return;
     BackwardSlice producer(func), consumer(func);
-    unsigned tmaLoads = 0;
+    SmallVector<tt::DescriptorLoadOp> loads;
+    SmallVector<tt::DescriptorStoreOp> stores;
     func.walk([&](Operation *op) {
       if (op->getParentOfType<tt::ReduceOp>() ||
           op->getParentOfType<tt::ScanOp>())
         return;
       if (auto load = dyn_cast<tt::DescriptorLoadOp>(op)) {
-        ++tmaLoads;
+        loads.push_back(load);
         producer.addOp(load);
         consumer.addStop(load.getResult());
       } else if (writesMemory(op)) {
+        if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
+          stores.push_back(store);
         consumer.addOp(op);
       }
     });
-    if (tmaLoads == 0) {
+    if (loads.empty()) {
       emitError(getUserLocation(func.getLoc()))
           << "kernel @" << func.getName()
           << " has no TMA loads (tt.descriptor_load): there is nothing to "
              "warp-specialize";
+      return signalPassFailure();
+    }
+    if (auto hazard = findStoreBeforeLoad(loads, stores)) {
+      InFlightDiagnostic diag =
+          emitError(getUserLocation(hazard->first.getLoc()))
+          << "tawa cannot warp-specialize a TMA store to a descriptor that a "
+             "TMA load reads later: the producer warp group would load before "
+             "this store";
+      diag.attachNote(getUserLocation(hazard->second.getLoc()))
+          << "the load of the same descriptor";
       return signalPassFailure();
     }
     producer.run();

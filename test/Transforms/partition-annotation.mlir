@@ -81,3 +81,39 @@ tt.func @no_tma(%p: !tt.ptr<f32>) {
 // PERSISTENT:   } {tawa.iter_arg_partitions = array<i32: 2>, tawa.partition = array<i32: 0, 1>}
 // PERSISTENT:   tt.descriptor_store {{.*}}tawa.partition = array<i32: 1>
 // PERSISTENT: } {tawa.iter_arg_partitions = array<i32>, tawa.partition = array<i32: 0, 1>}
+
+// -----
+
+// A TMA store to the descriptor the loop also loads from: the producer would
+// load iteration k+1 before the consumer stored iteration k (found by
+// tawa-check interp as a mismatch before this check existed).
+tt.func @store_then_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %b: !tt.tensordesc<tensor<64x64xf16>>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant dense<0.0> : tensor<64x64xf32>
+  %r = scf.for %k = %c0 to %n step %c64 iter_args(%x = %z) -> (tensor<64x64xf32>) : i32 {
+    %t = tt.descriptor_load %a[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    // expected-note @below {{the load of the same descriptor}}
+    %u = tt.descriptor_load %b[%c0, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %d = tt.dot %t, %u, %x : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+    %h = arith.truncf %d : tensor<64x64xf32> to tensor<64x64xf16>
+    // expected-error @below {{tawa cannot warp-specialize a TMA store to a descriptor that a TMA load reads later: the producer warp group would load before this store}}
+    tt.descriptor_store %b[%c0, %c0], %h : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  tt.return
+}
+
+// -----
+
+// Straight-line: a store, then a load of the same descriptor.
+tt.func @store_before_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %o: !tt.tensordesc<tensor<64x64xf16>>) {
+  %c0 = arith.constant 0 : i32
+  %t = tt.descriptor_load %a[%c0, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+  // expected-error @below {{tawa cannot warp-specialize a TMA store to a descriptor that a TMA load reads later}}
+  tt.descriptor_store %o[%c0, %c0], %t : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  // expected-note @below {{the load of the same descriptor}}
+  %u = tt.descriptor_load %o[%c0, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+  tt.descriptor_store %a[%c0, %c0], %u : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  tt.return
+}

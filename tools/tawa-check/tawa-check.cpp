@@ -1,14 +1,20 @@
-//===- tawa-check.cpp - tawa's checkers: the aref protocol model ----------===//
+//===- tawa-check.cpp - tawa's checkers -----------------------------------===//
 //
 // `tawa-check COMMAND [options]`. Each command is one checker; `protocol`
 // model-checks the lowered aref protocol (lib/Protocol) over a sweep of ring
-// depths, MMA lags, consumer groups, tiles and trip counts.
+// depths, MMA lags, consumer groups, tiles and trip counts; `interp` runs a
+// kernel and its warp-specialized IR on the CPU interpreter (lib/Interpreter)
+// and compares them. `interp` needs MLIR: it is built with the compiler.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ProtocolModel.h"
 
 #include "tawa/Protocol/ArefProtocol.h"
+
+#ifdef TAWA_CHECK_WITH_INTERP
+#include "InterpCommand.h"
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -25,7 +31,8 @@ using namespace tawa::protocol;
 
 namespace {
 
-const char *kUsage = R"(usage: tawa-check COMMAND [options]
+const char *kUsage =
+    R"(usage: tawa-check COMMAND [options]
 
 tawa's checkers.
 
@@ -33,8 +40,21 @@ Commands:
   protocol    model-check the lowered aref protocol (full/empty mbarriers,
               parity waits, TMA and wgmma asynchrony) over a sweep of
               configurations; 'tawa-check protocol --help' for its options
-
-Exit status: 0 no violation, 1 violation found, 2 usage error.
+)"
+#ifdef TAWA_CHECK_WITH_INTERP
+    R"(  interp      run a kernel's TTIR and its warp-specialized IR on the CPU
+              interpreter with interleaved partitions and aref semantics,
+              and compare the results; reports mismatches, deadlocks and
+              protocol violations; 'tawa-check interp --help' for options
+)"
+#else
+    R"(  interp      not available: this tawa-check was built without the
+              compiler (TAWA_ENABLE_COMPILER=OFF), which it needs
+)"
+#endif
+    R"(
+Exit status: 0 no violation, 1 violation found, 2 usage error (interp: 3
+when the compiler rejects the kernel).
 )";
 
 const char *kProtocolUsage = R"(usage: tawa-check protocol [options]
@@ -436,5 +456,13 @@ int main(int argc, char **argv) {
   }
   if (command == "protocol")
     return protocolCommand(argc - 2, argv + 2);
+  if (command == "interp") {
+#ifdef TAWA_CHECK_WITH_INTERP
+    return interpCommand(argc - 2, argv + 2);
+#else
+    usageError("'interp' needs the compiler: this tawa-check was built "
+               "without TAWA_ENABLE_COMPILER");
+#endif
+  }
   usageError("unknown command '" + command + "' (try 'tawa-check --help')");
 }

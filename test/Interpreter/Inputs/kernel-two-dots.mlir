@@ -1,0 +1,16 @@
+// Input of unusual-kernels.test: a kernel unlike the samples.
+tt.func public @k(%a: !tt.tensordesc<tensor<64x64xf16>>, %b: !tt.tensordesc<tensor<64x64xf16>>, %o: !tt.tensordesc<tensor<64x64xf32>>, %K: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant dense<0.0> : tensor<64x64xf32>
+  %r:2 = scf.for %k = %c0 to %K step %c64 iter_args(%x = %z, %y = %z) -> (tensor<64x64xf32>, tensor<64x64xf32>) : i32 {
+    %t = tt.descriptor_load %a[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %u = tt.descriptor_load %b[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %d1 = tt.dot %t, %u, %x : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+    %d2 = tt.dot %u, %t, %y : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+    scf.yield %d1, %d2 : tensor<64x64xf32>, tensor<64x64xf32>
+  }
+  %s = arith.addf %r#0, %r#1 : tensor<64x64xf32>
+  tt.descriptor_store %o[%c0, %c0], %s : !tt.tensordesc<tensor<64x64xf32>>, tensor<64x64xf32>
+  tt.return
+}
