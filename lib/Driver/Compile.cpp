@@ -81,8 +81,7 @@ FailureOr<CompiledKernel> compile(ModuleOp module,
   std::string error;
   std::string name = kernel.metadata.kernel + ".cu";
   if (!runtime::tryCompileCuda(kernel.cuda, name, nvrtc, result, error))
-    return emitError(kernels.empty() ? module.getLoc()
-                                     : kernels.front().getLoc())
+    return emitError(kernels.front().getLoc())
            << "NVRTC could not compile the generated CUDA C++ (a tawa bug): "
            << error;
   if (nvrtc.emitPtx) {

@@ -37,6 +37,21 @@ namespace tawa {
 using namespace mlir;
 using namespace tawa;
 
+int64_t tawa::defaultConsumerGroups(Operation *root) {
+  // 128 registers per thread leave room for addresses and the epilogue
+  // under the 232-register budget of a consumer thread.
+  int64_t groups = 1;
+  root->walk([&](tt::DotOp dot) {
+    auto acc = cast<RankedTensorType>(dot.getType());
+    if (acc.getRank() != 2)
+      return;
+    int64_t m = acc.getShape()[0], n = acc.getShape()[1];
+    if (m * n / 128 > 128 && m % 128 == 0)
+      groups = 2;
+  });
+  return groups;
+}
+
 namespace {
 
 /// TMA loads that travel together through one aref.
@@ -224,8 +239,7 @@ SmallVector<unsigned> Distributor::groupsInside(Operation *op) {
   return inside;
 }
 
-std::optional<std::pair<Operation *, std::string>>
-Distributor::findTileLoop() {
+std::optional<std::pair<Operation *, std::string>> Distributor::findTileLoop() {
   using Why = std::pair<Operation *, std::string>;
   for (ArefGroup &group : groups) {
     Operation *kLoop = group.loads.front()->getParentOp();
@@ -292,10 +306,10 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
       cloneOp(&op, b, p);
   // Then the work of this partition's tiles: (tile count mod 2) == parity.
   Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
-  Value mine = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::RemUIOp::create(b, loc, counter[tiles], two),
-      arith::ConstantIntOp::create(b, loc, parity, 32));
+  Value mine =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            arith::RemUIOp::create(b, loc, counter[tiles], two),
+                            arith::ConstantIntOp::create(b, loc, parity, 32));
   SmallVector<unsigned> inner;
   for (auto [g, group] : llvm::enumerate(groups))
     if (tileLoop->isProperAncestor(group.loads.front()))
@@ -366,7 +380,6 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
     counter[g] = ifOp.getResult(k);
   counter[tiles] = increment(b, loc, counter[tiles]);
 }
-
 
 Value Distributor::increment(OpBuilder &b, Location loc, Value v) {
   Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
@@ -624,7 +637,8 @@ LogicalResult Distributor::run() {
   for (ArefGroup &group : groups)
     for (tt::DescriptorLoadOp load : group.loads)
       (streamed(group) ? streamSlotBytes : perTileBytes) +=
-          tileBytes(load.getType()) * (streamed(group) ? 1 : perTileDepth(group));
+          tileBytes(load.getType()) *
+          (streamed(group) ? 1 : perTileDepth(group));
   if (depth == 0) {
     // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
     // epilogue's staging buffers. More than 4 slots rarely pays.
@@ -646,7 +660,8 @@ LogicalResult Distributor::run() {
       payload.push_back(load.getType());
     auto type = tawa::ArefType::get(
         func.getContext(), payload,
-        streamed(group) ? depth : std::min<int64_t>(depth, perTileDepth(group)));
+        streamed(group) ? depth
+                        : std::min<int64_t>(depth, perTileDepth(group)));
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
 
@@ -671,20 +686,8 @@ LogicalResult Distributor::run() {
   }
   if (consumerGroups == 0 && pingpong)
     consumerGroups = 2;
-  if (consumerGroups == 0) {
-    // Auto: the fewest groups (at most 2) whose 64-row share of the largest
-    // accumulator fits in 128 fp32 registers per thread, which leaves room
-    // for addresses and the epilogue under the 232-register budget.
-    consumerGroups = 1;
-    func.walk([&](tt::DotOp dot) {
-      auto acc = cast<RankedTensorType>(dot.getType());
-      if (acc.getRank() != 2)
-        return;
-      int64_t m = acc.getShape()[0], n = acc.getShape()[1];
-      if (m * n / 128 > 128 && m % 128 == 0)
-        consumerGroups = 2;
-    });
-  }
+  if (consumerGroups == 0)
+    consumerGroups = defaultConsumerGroups(func);
 
   if (pingpong) {
     if (consumerGroups != 2)

@@ -91,11 +91,12 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
           if (region.isAncestor(forOp->getParentRegion()))
             warps = ws.getWarps()[i];
       bool cooperative = warps == 8 && !ws->hasAttr(kPingPongAttr);
-      bool wide = llvm::all_of(dots, [&](tt::DotOp dot) {
-        return cast<RankedTensorType>(dot.getType()).getNumElements() /
-                   (32 * warps) >=
-               128;
-      });
+      bool wide =
+          cooperative && llvm::all_of(dots, [&](tt::DotOp dot) {
+            return cast<RankedTensorType>(dot.getType()).getNumElements() /
+                       (32 * warps) >=
+                   128;
+          });
       int64_t minDepth = std::numeric_limits<int64_t>::max();
       for (tt::DotOp dot : dots)
         for (Value operand : {dot.getA(), dot.getB()})
@@ -103,16 +104,12 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
             minDepth = std::min<int64_t>(
                 minDepth,
                 cast<tawa::ArefType>(get.getAref().getType()).getDepth());
-      lag = minDepth >= 4 && cooperative && wide ? 2 : 1;
+      lag = minDepth >= 4 && wide ? 2 : 1;
       // A schedule chosen by -tawa-optimal-schedule takes precedence.
       if (auto chosen = forOp->getAttrOfType<IntegerAttr>("tawa.mma_depth"))
         lag = chosen.getInt();
-      for (tt::DotOp dot : dots)
-        for (Value operand : {dot.getA(), dot.getB()})
-          if (tawa::ArefGetOp get = slotSource(operand))
-            lag = std::min<int64_t>(
-                lag,
-                cast<tawa::ArefType>(get.getAref().getType()).getDepth() - 1);
+      // Every dot here reads a ring, so minDepth is finite; P < D.
+      lag = std::min(lag, minDepth - 1);
     }
 
     OpBuilder b(forOp.getContext());

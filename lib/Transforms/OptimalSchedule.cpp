@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Transforms/LoopGraph.h"
+#include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
 
@@ -53,16 +54,9 @@ struct OptimalSchedule
     scf::ForOp loop = findMainLoop(func);
     if (!loop)
       return;
-    // Warp groups that will share each accumulator: the rule of
-    // LoopDistribution's default (two groups above 128 registers each).
-    int64_t share = 1;
-    loop.walk([&](tt::DotOp dot) {
-      auto acc = cast<RankedTensorType>(dot.getType());
-      if (acc.getRank() == 2 && acc.getNumElements() / 128 > 128 &&
-          acc.getShape()[0] % 128 == 0)
-        share = 2;
-    });
-    LoopGraph lg = buildLoopGraph(loop, share);
+    // Warp groups that will share each accumulator: LoopDistribution's
+    // default.
+    LoopGraph lg = buildLoopGraph(loop, defaultConsumerGroups(loop));
 #ifndef TAWA_HAVE_SCHEDULER
     (void)lg;
     emitError(getUserLocation(loop.getLoc()))
@@ -75,8 +69,7 @@ struct OptimalSchedule
     std::string err;
     if (!s::parseGraphString(lg.text, g, err)) {
       emitError(getUserLocation(loop.getLoc()))
-          << "internal error: the extracted loop graph does not parse: "
-          << err;
+          << "internal error: the extracted loop graph does not parse: " << err;
       return signalPassFailure();
     }
     if (normalize > 0) {
@@ -112,8 +105,8 @@ struct OptimalSchedule
       bool load = isa<tt::DescriptorLoadOp>(anchor);
       if (warp >= 0 && load != (warp == 0)) {
         emitError(getUserLocation(anchor->getLoc()))
-            << "the optimal schedule puts this operation on warp group "
-            << warp << ", which tawa cannot realize: TMA loads run on the "
+            << "the optimal schedule puts this operation on warp group " << warp
+            << ", which tawa cannot realize: TMA loads run on the "
             << "producer (group 0) and everything else on the consumers";
         return signalPassFailure();
       }

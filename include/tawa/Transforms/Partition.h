@@ -42,6 +42,13 @@ inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";
 /// Whether `op` is annotated as executing in partition `p`.
 bool isInPartition(mlir::Operation *op, int32_t p);
 
+/// The cooperative consumer warp groups chosen when none are asked for (and
+/// no ping-pong): the fewest, at most 2, whose 64-row share of the largest
+/// `tt.dot` accumulator under `root` fits in 128 fp32 registers per thread.
+/// LoopDistribution applies it; OptimalSchedule, which runs before, costs
+/// accumulators with it.
+int64_t defaultConsumerGroups(mlir::Operation *root);
+
 } // namespace tawa
 
 #endif // TAWA_TRANSFORMS_PARTITION_H
