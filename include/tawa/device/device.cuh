@@ -1,5 +1,6 @@
 // The whole tawa device library; generated kernels include only this.
 #pragma once
+#include "tawa/device/cluster.cuh"
 #include "tawa/device/fragment.cuh"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/sync.cuh"
