@@ -28,6 +28,15 @@ from gemm_bench import median_ms, rel_err  # noqa: E402
 
 # (kernel, (M, N, K), configurations); the first is the reference.
 CASES = [
+    # 2-CTA clusters with TMA multicast (C2) against the default one-CTA
+    # launches, with cuBLAS in the same rounds.
+    ("examples/gemm_fp16", (8192, 8192, 512), ["default", "C2", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "C2", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "C2", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 16384), ["default", "C2", "cublas"]),
+    ("examples/gemm_bf16", (8192, 8192, 1024), ["default", "C2", "cublas"]),
+    ("examples/gemm_bf16", (8192, 8192, 16384), ["default", "C2", "cublas"]),
+    ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "C2", "cublas"]),
     # The heuristic's defaults against the optimal schedule (--schedule=optimal).
     ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "OPT", "D4P1"]),
     ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "OPT", "D4P1"]),
@@ -58,6 +67,18 @@ def main():
         ref = a.float() @ b.float().T
         plans, times = {}, {}
         for cfg in configs:
+            if cfg == "cublas":
+                # The library on the same inputs, timed in the same rounds.
+                c = torch.empty((m, n), device="cuda", dtype=out_dt)
+                if in_dt == torch.float8_e4m3fn:
+                    one = torch.ones((), device="cuda")
+                    plan = (lambda a=a, b=b, one=one: torch._scaled_mm(
+                        a, b.t(), scale_a=one, scale_b=one, out_dtype=out_dt))
+                else:
+                    plan = lambda a=a, b=b, c=c: torch.mm(a, b.t(), out=c)
+                plans[cfg] = (plan, c)
+                times[cfg] = []
+                continue
             e = by_id.get(f"{kid}/{cfg}")
             if not e or e["error"]:
                 print(f"  {kid}/{cfg}: not compiled")

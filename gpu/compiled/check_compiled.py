@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--small", action="store_true", help="one small shape (for compute-sanitizer)")
     ap.add_argument("--only-default", action="store_true", help="only the compiler's default configurations")
     ap.add_argument("--kernel", action="append", help="only these kernel ids (repeatable)")
+    ap.add_argument("--config", action="append", help="only these configurations (repeatable)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--json", help="write the per-kernel results here")
     args = ap.parse_args()
@@ -65,6 +66,8 @@ def main():
         if args.only_default and e["config"] != "default":
             continue
         if args.kernel and e["kernel"] not in args.kernel:
+            continue
+        if args.config and e["config"] not in args.config:
             continue
         row = {"id": e["id"], "workload": e["workload"], "shapes": [], "ok": False}
         results.append(row)

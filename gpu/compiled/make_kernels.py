@@ -61,6 +61,10 @@ def configs(sweep):
         out.append(("G2", ["--consumer-groups=2"]))
         out.append(("NP", ["--persistent=false"]))
         out.append(("OPT", ["--schedule=optimal"]))
+        # 2-CTA clusters with TMA multicast (not ping-pong: NOPPC2 where
+        # ping-pong is the default).
+        out.append(("C2", ["--cluster=2"]))
+        out.append(("NOPPC2", ["--pingpong=false", "--cluster=2"]))
         out.append(("G1NP", ["--consumer-groups=1", "--persistent=false"]))
         out.append(("PP", ["--pingpong"]))
         out.append(("NOPP", ["--pingpong=false"]))
@@ -104,7 +108,12 @@ def main():
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
             small_tiles = any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu"))
-            if (name.startswith("PP") or name.startswith("D6") or name == "NOPP") and not small_tiles:
+            if (name.startswith("PP") or name.startswith("D6") or name.startswith("NOPP")) and not small_tiles:
+                continue
+            # Clusters need the compiler's persistence and no ping-pong.
+            if name == "C2" and (small_tiles or "persistent" in kid):
+                continue
+            if name == "NOPPC2" and ("grouped" in kid or "persistent" in kid):
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:

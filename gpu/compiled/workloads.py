@@ -66,7 +66,10 @@ class Loaded:
         self.tensormaps = [p for p in self.meta["params"] if p["kind"] == "tensormap"]
 
     def box(self, i):
-        return self.tensormaps[i]["box"]
+        """The tile descriptor i moves per access (its TTIR block; the TMA
+        box may be a fraction of it, e.g. half with cluster multicast)."""
+        p = self.tensormaps[i]
+        return p.get("_block", p["box"])
 
     def dtype(self, i):
         return self.tensormaps[i]["dtype"]

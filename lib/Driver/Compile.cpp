@@ -48,7 +48,7 @@ FailureOr<CompiledKernel> compile(ModuleOp module,
   if (options.stage >= CompileStage::WsIr)
     addWarpSpecializationPasses(pm, options.warpSpecialization);
   if (options.stage >= CompileStage::Lowered)
-    addLoweringPasses(pm);
+    addLoweringPasses(pm, options.cluster);
   if (failed(pm.run(module)))
     return failure();
 

@@ -205,6 +205,8 @@ private:
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
   bool programsGrid = false;
+  /// CTAs per cluster (tawa.cluster on the warp_specialize).
+  int64_t clusterSize = 1;
 };
 
 //===----------------------------------------------------------------------===//
@@ -450,10 +452,22 @@ LogicalResult Emitter::emitOp(Operation *op) {
         return error(op) << "per-warp arrival outside the consumer partition";
       // Lane 0 of each warp, after the warp's own wgmma wait retired its
       // reads of the slot: one arrival per consumer warp.
-      line() << "if (laneZero)\n";
+      line() << "if (laneZero)";
+      if (arrive.getCluster()) {
+        // The slot is released in both CTAs: either may multicast into it.
+        body << " {\n";
+        for (int64_t r = 0; r < clusterSize; ++r)
+          line() << "  mbarrierArriveCluster(&" << target << ", " << r
+                 << ");\n";
+        line() << "}\n";
+        return success();
+      }
+      body << "\n";
       line() << "  mbarrierArrive(&" << target << ");\n";
       return success();
     }
+    if (arrive.getCluster())
+      return error(op) << "cluster arrivals are only supported per warp";
     if (region != Region::Producer)
       return error(op)
              << "single-thread arrival is only supported in the producer";
@@ -487,6 +501,38 @@ LogicalResult Emitter::emitOp(Operation *op) {
                       " * " + std::to_string(it->second.slotBytes);
     std::string bar =
         "&" + bars[load.getBars()].name + "[" + lookup(load.getSlot()) + "]";
+    if (Value multicast = load.getMulticast()) {
+      // Each CTA of the pair loads the rows [half * r, half * (r + 1)) of
+      // every box: both halves into its own slot where the partner's block
+      // differs, its own half into both slots where they are the same.
+      if (clusterSize != 2)
+        return error(op) << "internal error: a multicast load outside a "
+                            "kernel of 2-CTA clusters";
+      int64_t half = rows / 2;
+      line() << "if (" << lookup(multicast) << ") {\n";
+      for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
+        line() << "  if (leader)\n";
+        line() << "    tmaLoad2DMulticast(" << dst << " + "
+               << j * rows * kSwizzleBytes << " + ctaRank * "
+               << half * kSwizzleBytes << ", " << descRef(load.getDesc())
+               << ", " << bar << ", " << lookup(load.getIndices()[1]) << " + "
+               << j * boxInner << ", " << lookup(load.getIndices()[0])
+               << " + int(ctaRank) * " << half << ", 0x3);\n";
+      }
+      line() << "} else {\n";
+      for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j)
+        for (int64_t r = 0; r < 2; ++r) {
+          line() << "  if (leader)\n";
+          line() << "    tmaLoad2D(" << dst << " + "
+                 << j * rows * kSwizzleBytes + r * half * kSwizzleBytes
+                 << ", " << descRef(load.getDesc()) << ", " << bar << ", "
+                 << lookup(load.getIndices()[1]) << " + " << j * boxInner
+                 << ", " << lookup(load.getIndices()[0]) << " + " << r * half
+                 << ");\n";
+        }
+      line() << "}\n";
+      return success();
+    }
     // TTIR coordinates are outermost first, TMA's innermost first.
     for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
       line() << "if (leader)\n";
@@ -1498,6 +1544,14 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   if (!ws)
     return error(func) << "no warp_specialize op: run the ws-ir pipeline "
                           "with -tawa-aref-lowering -tawa-layout-assignment";
+  if (auto c = ws->getAttrOfType<IntegerAttr>("tawa.cluster")) {
+    clusterSize = c.getInt();
+    if (clusterSize != 2)
+      return error(ws) << "only clusters of 2 CTAs are supported";
+    if (ws->hasAttr("tawa.pingpong"))
+      return error(ws) << "clusters with ping-pong consumers are not "
+                          "supported";
+  }
   for (BlockArgument arg : entry.getArguments()) {
     std::string base = "arg" + std::to_string(arg.getArgNumber());
     if (auto nameLoc = dyn_cast<NameLoc>(arg.getLoc()))
@@ -1518,6 +1572,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                << "only rank-2 f16/bf16/e4m3 tensor descriptors are supported";
       p.kind = "tensormap";
       p.dtype = en->second.str();
+      p.block.assign(block.getShape().begin(), block.getShape().end());
       // Loads move the tile as boxes of 128-byte rows (emitOp, TmaLoadOp);
       // stores move 64-row x 64-column boxes (one fragment's slice each).
       p.box = {block.getShape()[0],
@@ -1544,6 +1599,12 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                  << "stored tiles must be a multiple of 64 columns";
         p.box = {64, kEpiBoxCols};
       }
+      // Loads split between the CTAs of a cluster move half-height boxes.
+      if (llvm::any_of(arg.getUsers(), [](Operation *u) {
+            auto load = dyn_cast<TmaLoadOp>(u);
+            return load && load.getMulticast();
+          }))
+        p.box[0] /= 2;
       descParams.push_back({arg, name});
       p.ctype = "const __grid_constant__ CUtensorMap";
     } else if (auto axis = func.getArgAttrOfType<IntegerAttr>(
@@ -1750,8 +1811,18 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   os << "    fenceMBarrierInit();\n";
   for (auto &[v, name] : descParams)
     os << "    tmaPrefetchDescriptor(&" << name << ");\n";
-  os << "  }\n  __syncthreads();\n";
-  os << bodyStorage;
+  if (clusterSize > 1) {
+    // The partner arrives on these barriers and multicasts into this CTA's
+    // slots: its barriers must be initialized first, and neither CTA may
+    // exit while the other can still reach its shared memory.
+    os << "  }\n  clusterSync();\n";
+    os << "  const uint32_t ctaRank = clusterCtaRank();\n  (void)ctaRank;\n";
+    os << bodyStorage;
+    os << "  clusterSync();\n";
+  } else {
+    os << "  }\n  __syncthreads();\n";
+    os << bodyStorage;
+  }
   os << "}\n";
 
   // Metadata (docs/METADATA.md). The grid is Triton's launch grid, chosen
@@ -1763,6 +1834,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     md.params.push_back(p);
   md.consumerGroups = totalGroups;
   md.pingpong = ws->hasAttr("tawa.pingpong");
+  md.cluster = clusterSize;
   md.programsGrid = programsGrid;
   for (Operation &op : entry)
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
@@ -1795,7 +1867,7 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
   json << "  \"kernel\": \"" << md.kernel << "\",\n";
   json << "  \"cubin\": \"" << cubinName << "\",\n";
   json << "  \"block\": [" << md.threads << ", 1, 1],\n";
-  json << "  \"cluster\": [1, 1, 1],\n";
+  json << "  \"cluster\": [" << md.cluster << ", 1, 1],\n";
   json << "  \"dynamic_smem_bytes\": " << md.dynamicSmemBytes << ",\n";
   json << "  \"grid\": {\"kind\": \""
        << (md.programsGrid ? "programs" : "explicit") << "\"},\n";
@@ -1808,7 +1880,9 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
     if (p.kind == "tensormap") {
       json << ", \"dtype\": \"" << p.dtype << "\", \"box\": [";
       llvm::interleaveComma(p.box, json);
-      json << "], \"swizzle\": \"128B\", \"oob\": \"zero\"";
+      json << "], \"swizzle\": \"128B\", \"oob\": \"zero\", \"_block\": [";
+      llvm::interleaveComma(p.block, json);
+      json << "]";
     }
     json << "}" << (i + 1 < md.params.size() ? "," : "") << "\n";
   }
@@ -1817,7 +1891,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
        << ", \"mma_depth\": " << md.mmaDepth
        << ", \"consumer_groups\": " << md.consumerGroups
        << ", \"persistent\": " << (md.programsGrid ? "true" : "false")
-       << ", \"pingpong\": " << (md.pingpong ? "true" : "false");
+       << ", \"pingpong\": " << (md.pingpong ? "true" : "false")
+       << ", \"cluster\": " << md.cluster;
   if (md.resources)
     json << ", \"registers\": " << md.resources->registers
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes

@@ -138,7 +138,7 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
         OpBuilder ub(consumed);
         Value slot = slotOf(ub, consumed.getLoc(), consumed.getK(), ring.depth);
         tawa::MBarrierArriveOp::create(ub, consumed.getLoc(), ring.empty, slot,
-                                       /*per_warp=*/true);
+                                       /*per_warp=*/true, /*cluster=*/false);
         consumed.erase();
       } else {
         return user->emitOpError("uses an aref in a way the lowering does not "
@@ -170,7 +170,8 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
                                      b.getI64IntegerAttr(bytes));
     for (auto [load, buffer] : llvm::zip(loads, ring.buffers)) {
       tawa::TmaLoadOp::create(b, load.getLoc(), load.getDesc(),
-                              load.getIndices(), buffer, slot, ring.full);
+                              load.getIndices(), buffer, slot, ring.full,
+                              /*multicast=*/Value());
     }
     put.erase();
     for (tt::DescriptorLoadOp load : loads)

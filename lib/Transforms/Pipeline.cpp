@@ -34,10 +34,15 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void addLoweringPasses(OpPassManager &pm) {
+void addLoweringPasses(OpPassManager &pm, int64_t cluster) {
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();
   funcPm.addPass(createArefLowering());
   funcPm.addPass(createLayoutAssignment());
+  if (cluster != 1) {
+    ClusterMulticastOptions multicast;
+    multicast.required = cluster == 2;
+    funcPm.addPass(createClusterMulticast(multicast));
+  }
 }
 
 } // namespace tawa

@@ -109,6 +109,15 @@ cl::opt<bool> persistent(
              "that walks program ids itself is left as written)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<int64_t> cluster(
+    "cluster",
+    cl::desc("CTAs per cluster: 2 runs a persistent kernel as 2-CTA clusters "
+             "that load each tile both CTAs need once, by TMA multicast (an "
+             "error where the kernel cannot: it must be persistent, not "
+             "ping-pong, with the same loop trip counts for every program); "
+             "1 (the default) never"),
+    cl::value_desc("N"), cl::init(1), cl::cat(tawacCategory));
+
 cl::opt<cl::boolOrDefault> pingpong(
     "pingpong",
     cl::desc("Ping-pong consumers: two consumer warp groups, each on its own "
@@ -199,6 +208,11 @@ int main(int argc, char **argv) {
       "  grid is the caller's, kind \"explicit\"); --emit=ptx and\n"
       "  --emit=cubin compile that source with NVRTC for sm_90a, and\n"
       "  --emit=cubin writes OUT.json next to OUT.cubin.\n");
+  if (cluster != 1 && cluster != 2) {
+    llvm::errs() << "tawac: error: --cluster must be 1 or 2 (got " << cluster
+                 << ")\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   tawa::registerAllDialects(registry);
@@ -260,6 +274,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
     options.warpSpecialization.schedule = schedule;
+    options.cluster = cluster;
     options.warpSpecialization.pingpong =
         pingpong == cl::BOU_UNSET ? -1 : pingpong == cl::BOU_TRUE ? 1 : 0;
     switch (emitStage) {

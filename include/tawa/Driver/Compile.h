@@ -41,6 +41,11 @@ enum class CompileStage {
 struct CompileOptions {
   WarpSpecializationOptions warpSpecialization;
   CompileStage stage = CompileStage::Cubin;
+  /// CTAs per cluster: 2 runs a persistent kernel as 2-CTA clusters whose
+  /// CTAs share loaded tiles through TMA multicast (an error where the
+  /// kernel does not allow it), -1 where the kernel allows it, 1 never (the
+  /// default: measured 1-4% slower on the H100 so far, docs/PERFORMANCE.md).
+  int64_t cluster = 1;
   /// The CUBIN file name the metadata refers to (relative to the JSON).
   std::string cubinName = "kernel.cubin";
   /// A real architecture with the 'a' features (wgmma, setmaxnreg).

@@ -27,6 +27,10 @@ struct KernelParam {
   std::string kind;  ///< tensormap, ptr, i32, i64, f32
   std::string dtype; ///< tensormap only
   std::vector<int64_t> box;
+  /// tensormap only: the descriptor's block (the tile one access moves,
+  /// outermost first), of which the box may be a fraction; "_block" in the
+  /// JSON.
+  std::vector<int64_t> block;
   int64_t axis = 0; ///< num_programs only: 0, 1, 2 for x, y, z
 };
 
@@ -50,6 +54,8 @@ struct KernelMetadata {
   bool programsGrid = false;
   /// Two consumer partitions on alternate tiles (ping-pong).
   bool pingpong = false;
+  /// CTAs per cluster along x (2: -tawa-cluster-multicast).
+  int64_t cluster = 1;
   std::optional<KernelResources> resources;
 };
 

@@ -220,4 +220,49 @@ def ArefLowering : Pass<"tawa-aref-lowering", "::tawa::tt::FuncOp"> {
   let dependentDialects = ["::tawa::TawaDialect", "::mlir::arith::ArithDialect"];
 }
 
+def ClusterMulticast : Pass<"tawa-cluster-multicast", "::tawa::tt::FuncOp"> {
+  let summary = "run a persistent kernel as 2-CTA clusters that share loaded tiles through TMA multicast";
+  let description = [{
+    Beyond the Tawa paper (DESIGN.md §4's future work; CUTLASS's and cuBLAS's
+    1x2 clusters on Hopper). Runs on lowered IR. The two CTAs of a cluster
+    (ranks 0 and 1, consecutive CTA ids) walk program indices in pairs
+    (2c, 2c + 1), and wherever a TMA load's coordinates are the same for
+    both programs, which they compare at run time, each CTA loads half of
+    the block and multicasts it into both CTAs' slots: the shared operand
+    crosses L2 once per cluster instead of twice.
+
+    Rewrites:
+    - the program loop of every partition runs to nx*ny*nz rounded up to
+      even, so both CTAs run the same number of tiles; an index past the
+      end runs its partner's tile again (clamped) with its stores guarded
+      off;
+    - every `tawa.tma.load` of a host tensor map gets a `multicast` flag:
+      its coordinates for this CTA's program equal those for the partner's
+      (the coordinate computation is cloned with the partner's index);
+    - the consumers' releases of the producer's slots (`mbarrier.arrive`
+      per_warp) arrive in both CTAs (`cluster`), and those barriers expect
+      twice the arrivals, so that no CTA overwrites a slot its partner
+      still reads;
+    - `tawa.cluster = 2` on the `tawa.warp_specialize` (the emitter adds the
+      cluster barriers around the kernel and the launch's cluster shape).
+
+    Conditions, checked on the IR (the lockstep of the two CTAs' rings
+    depends on them): a persistent kernel (`-tawa-persistent-programs`) with
+    one producer and one consumer partition (not ping-pong); inside the
+    program loop, no loop bound, branch condition or `scf.while` depends on
+    the program index, so both CTAs make the same ring positions tile after
+    tile; the coordinates of the loads are pure integer arithmetic of the
+    program index, loop induction variables and values both CTAs share;
+    the only memory writes are the consumers' stores. With `required` an
+    unmet condition is an error at the user's line; otherwise the kernel is
+    left as it is.
+  }];
+  let options = [
+    Option<"required", "required", "bool", /*default=*/"false",
+           "report an error when the kernel cannot use clusters">
+  ];
+  let dependentDialects = ["::tawa::TawaDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD

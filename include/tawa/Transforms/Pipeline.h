@@ -47,7 +47,10 @@ void addWarpSpecializationPasses(mlir::OpPassManager &pm,
                                  const WarpSpecializationOptions &options);
 
 /// Aref lowering and layout assignment: the IR the CUDA emitter reads.
-void addLoweringPasses(mlir::OpPassManager &pm);
+/// Arefs to rings and barriers, layouts; then, for `cluster` 2 (required)
+/// or -1 (where the kernel allows), 2-CTA clusters with TMA multicast
+/// (-tawa-cluster-multicast); 1: one-CTA launches.
+void addLoweringPasses(mlir::OpPassManager &pm, int64_t cluster = 1);
 
 } // namespace tawa
 

@@ -221,10 +221,16 @@ def Tawa_MBarrierArriveOp : Tawa_Op<"mbarrier.arrive", [
     0, after the warp's own preceding work): the form consumers use to
     release a slot, so that the barrier's count is one per consumer warp.
     Without it, one elected thread arrives.
+
+    With `cluster` (a kernel of 2-CTA clusters, -tawa-cluster-multicast),
+    each arrival is made on the barrier at the same offset in every CTA of
+    the cluster: the release of a slot that a peer's multicast load may
+    overwrite.
   }];
-  let arguments = (ins Tawa_MBarriersType:$bars, I32:$slot, UnitAttr:$per_warp);
+  let arguments = (ins Tawa_MBarriersType:$bars, I32:$slot, UnitAttr:$per_warp,
+                       UnitAttr:$cluster);
   let assemblyFormat = [{
-    $bars `[` $slot `]` (`per_warp` $per_warp^)? attr-dict `:` qualified(type($bars))
+    $bars `[` $slot `]` (`per_warp` $per_warp^)? (`cluster` $cluster^)? attr-dict `:` qualified(type($bars))
   }];
 }
 
@@ -245,19 +251,26 @@ def Tawa_SmemAllocOp : Tawa_Op<"smem.alloc", [
   let hasVerifier = 1;
 }
 
-def Tawa_TmaLoadOp : Tawa_Op<"tma.load", [
+def Tawa_TmaLoadOp : Tawa_Op<"tma.load", [AttrSizedOperandSegments,
     MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
   let summary = "asynchronous TMA copy of one block into a ring slot";
   let description = [{
     Copies the descriptor's block at the given coordinates into slot `slot` of
     `buffer`; the copied bytes complete the transaction count of barrier
     `slot` of `bars` (announced before with arrive_expect_tx).
+
+    With a `multicast` flag (a kernel of 2-CTA clusters), where the flag is
+    true the two CTAs of the cluster load the same block: each copies half
+    of its rows (rank r the r-th half, along the outermost dimension) into
+    the slot of both CTAs, completing bytes on both barriers. Where it is
+    false, each CTA loads the whole block for itself.
   }];
   let arguments = (ins AnyType:$desc, Variadic<I32>:$indices,
                        AnyStaticShapeMemRef:$buffer, I32:$slot,
-                       Tawa_MBarriersType:$bars);
+                       Tawa_MBarriersType:$bars, Optional<I1>:$multicast);
   let assemblyFormat = [{
-    $desc `[` $indices `]` `into` $buffer `[` $slot `]` `arrive` $bars attr-dict
+    $desc `[` $indices `]` `into` $buffer `[` $slot `]` `arrive` $bars
+    (`multicast` `if` $multicast^)? attr-dict
     `:` type($desc) `,` type($buffer) `,` qualified(type($bars))
   }];
 }
