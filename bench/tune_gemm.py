@@ -57,6 +57,7 @@ def main():
     base = os.path.dirname(os.path.abspath(args.manifest))
     by_id = {e["id"]: e for e in json.load(open(args.manifest))["kernels"]}
     results = []
+    checked, failed = 0, 0
     for kid, (m, n, k), configs in CASES:
         in_dt = (torch.float8_e4m3fn if "fp8" in kid else
                  torch.bfloat16 if "bf16" in kid else torch.float16)
@@ -81,7 +82,8 @@ def main():
                 continue
             e = by_id.get(f"{kid}/{cfg}")
             if not e or e["error"]:
-                print(f"  {kid}/{cfg}: not compiled")
+                print(f"FAIL {kid}/{cfg}: not compiled")
+                failed += 1
                 continue
             kern = workloads.Loaded(os.path.join(base, e["metadata"]))
             c = torch.full((m, n), float("nan"), device="cuda", dtype=out_dt)
@@ -89,8 +91,10 @@ def main():
             plan()
             torch.cuda.synchronize()
             err = rel_err(c, ref)
+            checked += 1
             if not err <= workloads.BOUNDS[(kern.dtype(0), kern.dtype(2))]:
                 print(f"FAIL {kid}/{cfg}: rel err {err:.2e}")
+                failed += 1
                 continue
             plans[cfg] = (plan, c)
             times[cfg] = []
@@ -113,7 +117,8 @@ def main():
         torch.cuda.empty_cache()
     if args.json:
         json.dump(results, open(args.json, "w"), indent=1)
-    return 0
+    print(f"\n{checked - failed} passed, {failed} failed (outputs checked against float32)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

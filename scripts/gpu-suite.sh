@@ -123,6 +123,10 @@ if [ -f "$MANIFEST" ]; then
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
     --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
     --plot "$RESULTS/gemm-ksweep.png"
+  # Options off by default or from the solver (2-CTA clusters, the optimal
+  # schedule) against the defaults, interleaved rounds, cuBLAS alongside.
+  step "tune: C2 / OPT vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
+    --rounds 3 --json "$B/tune.json"
 else
   note "=== compiled kernels: no $MANIFEST (run gpu/compiled/make_kernels.py where tawac builds)"
   ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "compiled kernels" "FAIL(missing)" - 0)")
@@ -150,6 +154,7 @@ if [ -n "$OUT" ]; then
   for f in $JSON $GEMM_JSON; do cp "$f" "$OUT/"; done
   [ -f "$RESULTS/gemm-ksweep.png" ] && cp "$RESULTS/gemm-ksweep.png" "$OUT/"
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
+  [ -f "$B/tune.json" ] && cp "$B/tune.json" "$OUT/"
 fi
 
 {
