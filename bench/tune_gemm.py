@@ -41,8 +41,12 @@ CASES = [
     ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "OPT", "D4P1"]),
     ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "OPT", "D4P1"]),
     ("examples/gemm_fp16", (8192, 8192, 16384), ["default", "OPT", "D4P1"]),
+    ("examples/gemm_bf16", (8192, 8192, 1024), ["default", "OPT"]),
     ("examples/gemm_bf16", (8192, 8192, 4096), ["default", "OPT"]),
+    ("examples/gemm_bf16", (8192, 8192, 16384), ["default", "OPT"]),
+    ("examples/gemm_fp8", (8192, 8192, 1024), ["default", "OPT"]),
     ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "OPT"]),
+    ("examples/gemm_fp8", (8192, 8192, 16384), ["default", "OPT"]),
     ("examples/gemm_fp16_128x128", (8192, 8192, 4096), ["default", "OPT", "G2"]),
     ("examples/gemm_fp16_128x128", (8192, 8192, 1024), ["default", "OPT", "G2"]),
 ]
@@ -53,12 +57,16 @@ def main():
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--only", choices=["C2", "OPT"],
+                    help="only the cases that compare this configuration")
     args = ap.parse_args()
     base = os.path.dirname(os.path.abspath(args.manifest))
     by_id = {e["id"]: e for e in json.load(open(args.manifest))["kernels"]}
     results = []
     checked, failed = 0, 0
     for kid, (m, n, k), configs in CASES:
+        if args.only and args.only not in configs:
+            continue
         in_dt = (torch.float8_e4m3fn if "fp8" in kid else
                  torch.bfloat16 if "bf16" in kid else torch.float16)
         out_dt = torch.bfloat16 if in_dt == torch.bfloat16 else torch.float16
@@ -115,6 +123,20 @@ def main():
                             "tflops": tf, "median": med})
         del a, b, ref, plans
         torch.cuda.empty_cache()
+    # Geometric mean over cases of each configuration's median relative to
+    # the case's first (reference) configuration.
+    ratios = {}
+    for kid, shape, configs in CASES:
+        got = {r["config"]: r["median"] for r in results
+               if r["kernel"] == kid and r["shape"] == list(shape)}
+        if configs[0] in got:
+            for cfg in configs[1:]:
+                if cfg in got:
+                    ratios.setdefault(cfg, []).append(got[cfg] / got[configs[0]])
+    for cfg, rs in ratios.items():
+        gm = statistics.geometric_mean(rs)
+        print(f"{cfg:8s} / reference: geomean {gm:.3f} over {len(rs)} cases "
+              f"(min {min(rs):.3f}, max {max(rs):.3f})")
     if args.json:
         json.dump(results, open(args.json, "w"), indent=1)
     print(f"\n{checked - failed} passed, {failed} failed (outputs checked against float32)")
