@@ -126,7 +126,10 @@ if [ -f "$MANIFEST" ]; then
   # Options off by default or from the solver (2-CTA clusters, the optimal
   # schedule) against the defaults, interleaved rounds, cuBLAS alongside.
   step "tune: C2 / OPT vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
-    --rounds 3 --json "$B/tune.json"
+    --rounds 5 --json "$B/tune.json"
+  # Batched / grouped back to back: power, SM clock and throttle reasons.
+  step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \
+    --manifest "$MANIFEST" --seconds 4
 else
   note "=== compiled kernels: no $MANIFEST (run gpu/compiled/make_kernels.py where tawac builds)"
   ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "compiled kernels" "FAIL(missing)" - 0)")
