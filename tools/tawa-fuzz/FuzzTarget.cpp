@@ -4,6 +4,8 @@
 
 #include "tawa/InitAll.h"
 #include "tawa/Interpreter/DifferentialCheck.h"
+#include "tawa/Target/CudaEmitter.h"
+#include "tawa/Transforms/Pipeline.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -48,6 +50,28 @@ std::string firstError(const std::string &diagnostics) {
   size_t start = diagnostics.rfind('\n', at);
   start = start == std::string::npos ? 0 : start + 1;
   return diagnostics.substr(start, diagnostics.find('\n', at) - start);
+}
+
+/// Aref lowering, layouts, 2-CTA clusters where `cluster` is -1 (where the
+/// kernel allows them), then CUDA emission, on a copy of the warp-specialized
+/// module: errors are fine, a failure without one is a finding (a crash is
+/// one by itself).
+void lowerAndEmit(ModuleOp wsModule, int64_t cluster) {
+  OwningOpRef<ModuleOp> module(wsModule.clone());
+  interp::DiagnosticCollector collect(module->getContext());
+  PassManager pm(module->getContext());
+  addLoweringPasses(pm, cluster);
+  if (failed(pm.run(*module))) {
+    if (firstError(collect.take()).empty())
+      finding("the lowering passes failed without an error diagnostic");
+    return;
+  }
+  for (tt::FuncOp func : module->getOps<tt::FuncOp>()) {
+    std::string cuda;
+    llvm::raw_string_ostream os(cuda);
+    if (failed(emitCuda(func, os)) && firstError(collect.take()).empty())
+      finding("CUDA emission failed without an error diagnostic");
+  }
 }
 
 /// Limits that keep one input's run on the interpreter short.
@@ -136,6 +160,7 @@ Outcome runOneInput(StringRef input) {
     return outcome;
   }
   outcome.stage = Stage::Compiled;
+  lowerAndEmit(**compiled, (pick / 360) % 2 ? -1 : 1);
 
   // The interpreter, where it is cheap: one program, one schedule, small
   // limits. Inputs the original kernel cannot run (no kernel, an argument
