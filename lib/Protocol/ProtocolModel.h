@@ -35,6 +35,13 @@ enum class Variant {
   EmptyCountTooLow,
   /// Producer waits empty[] with parity starting at 0 instead of 1.
   ProducerParityZero,
+  /// 2-CTA clusters (ModelConfig::ctas = 2) only: consumers release a slot
+  /// in their own CTA only, and empty[] counts the arrivals of one CTA, so a
+  /// producer's multicast can overwrite a slot its partner still reads.
+  ClusterLocalRelease,
+  /// 2-CTA clusters only: each producer announces only its own half's bytes
+  /// on full[], so the phase can complete before the other half has landed.
+  ClusterExpectHalf,
 };
 
 /// Command-line spelling of a variant ("correct", "consumer-parity-1", ...).
@@ -75,6 +82,13 @@ struct ModelConfig {
   unsigned warpsPerGroup = 1; ///< W, empty[] arrivals per group and release
   std::vector<unsigned> trips = {3}; ///< loop trip count of each tile
   Variant variant = Variant::Correct;
+  /// CTAs per cluster: 1, or 2 for 2-CTA clusters sharing blocks by TMA
+  /// multicast (lib/Transforms/ClusterMulticast.cpp): each CTA has its own
+  /// producer, C consumer groups and ring; a ring position's block is either
+  /// shared (CTA r copies half r into both CTAs' slots) or not (each CTA
+  /// copies both halves itself), explored both ways; consumers release a
+  /// slot in both CTAs and empty[] counts twice the arrivals.
+  unsigned ctas = 1;
   /// Stop at the first violation (the broken-variant tests only need one).
   bool stopAtFirst = false;
   /// Give up (result.complete = false) after this many states; 0: no limit.

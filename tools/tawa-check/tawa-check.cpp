@@ -82,6 +82,13 @@ Options:
   --max-trips K    largest trip count per tile (default 2D+3 for each D)
   --warps W        empty[] arrivals per consumer group and slot, one per
                    warp, 1..4 (default 1; the kernels use 4)
+  --ctas N         CTAs per cluster, 1 or 2 (default 1). 2: 2-CTA clusters
+                   sharing blocks by TMA multicast (--cluster=2): two
+                   producers, rings and sets of consumer groups; each ring
+                   position is shared (CTA r copies half r into both CTAs'
+                   slots) or not (each CTA copies both halves), both
+                   explored; consumers release a slot in both CTAs. Lowers
+                   the defaults to --max-depth 2 --max-lag 2 --max-trips 3
   --variant NAME   check a deliberately broken lowering over the valid space
                    instead; stops at and prints the first violation. NAME is
                    one of: consumer-parity-1 (consumer waits full[] starting
@@ -89,7 +96,11 @@ Options:
                    wgmma.wait_group<P>), empty-count-high / empty-count-low
                    (empty[] count one above / below the arrivals made),
                    producer-parity-0 (producer waits empty[] starting at
-                   parity 0)
+                   parity 0); with --ctas 2 also cluster-local-release
+                   (consumers release a slot only in their own CTA and
+                   empty[] counts one CTA's arrivals) and
+                   cluster-expect-half (each producer announces only its
+                   own half's bytes on full[])
   --max-states N   give up a configuration after N states (in a sweep of
                    the valid space that is a failure: the proof is incomplete)
   --verbose        one line per configuration instead of per (D, P, C, T)
@@ -127,6 +138,7 @@ struct ProtocolOptions {
   unsigned tiles = 2;
   unsigned maxTrips = 0; // 0: 2D+3 for each D
   unsigned warps = 1;
+  unsigned ctas = 1;
   uint64_t maxStates = 0;
   bool verbose = false;
   unsigned jobs = 1;
@@ -140,6 +152,7 @@ ModelConfig makeConfig(const ProtocolOptions &opts, unsigned d, unsigned p,
   config.lag = p;
   config.consumers = c;
   config.warpsPerGroup = opts.warps;
+  config.ctas = opts.ctas;
   config.trips.assign(t, n);
   config.variant = opts.variant;
   config.maxStates = opts.maxStates;
@@ -153,7 +166,8 @@ std::string describe(const ModelConfig &config) {
          " C=" + std::to_string(config.consumers) +
          " T=" + std::to_string(config.trips.size()) +
          " trips=" + std::to_string(config.trips.front()) +
-         " W=" + std::to_string(config.warpsPerGroup);
+         " W=" + std::to_string(config.warpsPerGroup) +
+         (config.ctas == 2 ? " CTAs=2" : "");
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -185,9 +199,10 @@ bool lagOutcomeAsExpected(const ModelConfig &config, const CheckResult &r) {
 int runVariant(const ProtocolOptions &opts) {
   auto start = std::chrono::steady_clock::now();
   std::printf("tawa-check protocol: variant %s, D<=%u, P<D and P<=%u, "
-              "C<=%u, T<=%u, W=%u\n",
+              "C<=%u, T<=%u, W=%u%s\n",
               variantName(opts.variant), opts.maxDepth, opts.maxLag,
-              opts.consumers, opts.tiles, opts.warps);
+              opts.consumers, opts.tiles, opts.warps,
+              opts.ctas == 2 ? ", CTAs=2" : "");
   uint64_t states = 0, configs = 0, skipped = 0;
   for (unsigned d = 1; d <= opts.maxDepth; ++d) {
     unsigned maxTrips = opts.maxTrips ? opts.maxTrips : 2 * d + 3;
@@ -275,9 +290,9 @@ int runSweep(const ProtocolOptions &opts) {
   size_t nextResult = 0;
   std::string trips = opts.maxTrips ? std::to_string(opts.maxTrips) : "2D+3";
   std::printf("tawa-check protocol: D<=%u, P<=%u, C<=%u, T<=%u, trips 1..%s, "
-              "W=%u\n",
+              "W=%u%s\n",
               opts.maxDepth, opts.maxLag, opts.consumers, opts.tiles,
-              trips.c_str(), opts.warps);
+              trips.c_str(), opts.warps, opts.ctas == 2 ? ", CTAs=2" : "");
 
   struct Totals {
     uint64_t configs = 0, states = 0, violations = 0, failed = 0;
@@ -397,6 +412,8 @@ int runSweep(const ProtocolOptions &opts) {
 
 int protocolCommand(int argc, char **argv) {
   ProtocolOptions opts;
+  // Bounds given on the command line; --ctas 2 lowers the others' defaults.
+  bool depthSet = false, lagSet = false, tripsSet = false;
   opts.jobs = std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -410,16 +427,21 @@ int protocolCommand(int argc, char **argv) {
       std::exit(0);
     } else if (arg == "--max-depth") {
       opts.maxDepth = parseCount("--max-depth", value(), 1, 8);
+      depthSet = true;
     } else if (arg == "--max-lag") {
       opts.maxLag = parseCount("--max-lag", value(), 0, 7);
+      lagSet = true;
     } else if (arg == "--consumers") {
       opts.consumers = parseCount("--consumers", value(), 1, 4);
     } else if (arg == "--tiles") {
       opts.tiles = parseCount("--tiles", value(), 1, 250);
     } else if (arg == "--max-trips") {
       opts.maxTrips = parseCount("--max-trips", value(), 1, 250);
+      tripsSet = true;
     } else if (arg == "--warps") {
       opts.warps = parseCount("--warps", value(), 1, 4);
+    } else if (arg == "--ctas") {
+      opts.ctas = parseCount("--ctas", value(), 1, 2);
     } else if (arg == "--max-states") {
       opts.maxStates = parseCount("--max-states", value(), 1, 4000000000u);
     } else if (arg == "-j" || arg == "--jobs") {
@@ -441,6 +463,19 @@ int protocolCommand(int argc, char **argv) {
       usageError("unknown option '" + arg + "'");
     }
   }
+  if (opts.ctas == 2) {
+    // Two CTAs square the state space: a smaller default sweep.
+    if (!depthSet)
+      opts.maxDepth = 2;
+    if (!lagSet)
+      opts.maxLag = 2;
+    if (!tripsSet)
+      opts.maxTrips = 3;
+  }
+  if (opts.ctas == 1 && (opts.variant == Variant::ClusterLocalRelease ||
+                         opts.variant == Variant::ClusterExpectHalf))
+    usageError(std::string("variant '") + variantName(opts.variant) +
+               "' needs --ctas 2");
   return opts.variant == Variant::Correct ? runSweep(opts) : runVariant(opts);
 }
 

@@ -28,7 +28,8 @@ std::string describe(const ModelConfig &c) {
          " C=" + std::to_string(c.consumers) +
          " T=" + std::to_string(c.trips.size()) +
          " n=" + std::to_string(c.trips.front()) +
-         " W=" + std::to_string(c.warpsPerGroup) + " " + variantName(c.variant);
+         " W=" + std::to_string(c.warpsPerGroup) +
+         " CTAs=" + std::to_string(c.ctas) + " " + variantName(c.variant);
 }
 
 std::string firstViolation(const CheckResult &r) {
@@ -217,6 +218,130 @@ TEST(ProtocolModel, ValidateConfig) {
   EXPECT_FALSE(
       validateConfig(config(2, 0, 1, 1, 3, 1, Variant::EmptyCountTooLow))
           .empty());
+}
+
+ModelConfig cluster(unsigned depth, unsigned lag, unsigned consumers,
+                    unsigned tiles, unsigned trips,
+                    Variant variant = Variant::Correct) {
+  ModelConfig c = config(depth, lag, consumers, tiles, trips, 1, variant);
+  c.ctas = 2;
+  return c;
+}
+
+// 2-CTA clusters with TMA multicast: both sharing modes of every ring
+// position, releases in both CTAs, empty[] counting twice the arrivals, over
+// two tiles. Kept to a few seconds: D = 3 runs one group per CTA and three
+// iterations per tile (the ring wraps inside a tile and across the tiles);
+// D = 3 with two groups per CTA is left to the CLI (about 47 million states
+// over P and trips 2, 3).
+TEST(ProtocolModel, ClusterValidSpaceIsClean) {
+  for (unsigned d = 1; d <= 3; ++d)
+    for (unsigned p = 0; p < d; ++p)
+      for (unsigned c = 1; c <= (d == 3 ? 1u : 2u); ++c)
+        for (unsigned n : {2u, 3u})
+          if (d < 3 || n == 3)
+            expectClean(cluster(d, p, c, 2, n));
+}
+
+// P >= D deadlocks in a cluster too, exactly when a tile runs more than D
+// iterations.
+TEST(ProtocolModel, ClusterLagAtLeastDepthDeadlocks) {
+  for (unsigned n = 1; n <= 3; ++n) {
+    ModelConfig c = cluster(2, 2, 1, 1, n);
+    CheckResult r = checkProtocol(c);
+    EXPECT_EQ(r.has(ViolationKind::Deadlock), n > 2) << describe(c);
+    for (const Violation &v : r.violations)
+      EXPECT_EQ(v.kind, ViolationKind::Deadlock) << formatViolation(v);
+  }
+}
+
+// The cluster's broken lowerings, each caught with the violation it causes.
+TEST(ProtocolModel, ClusterBrokenVariantsAreCaught) {
+  const VariantCase cases[] = {
+      // empty[] of one CTA completes on its own consumers' releases: the
+      // producer's multicast lands in the partner's slot while the partner's
+      // consumers have not released (or read) it.
+      {Variant::ClusterLocalRelease, cluster(2, 1, 1, 2, 3),
+       ViolationKind::OverwriteUnreleased},
+      {Variant::ClusterLocalRelease, cluster(1, 0, 2, 1, 2),
+       ViolationKind::OverwriteUnreleased},
+      // full[] completes on one half's bytes: the other half is still in
+      // flight when the consumers read the slot.
+      {Variant::ClusterExpectHalf, cluster(2, 1, 1, 2, 3),
+       ViolationKind::ReadUnfilled},
+      {Variant::ClusterExpectHalf, cluster(1, 0, 2, 1, 1),
+       ViolationKind::ReadUnfilled},
+      // The single-CTA variants stay caught in a cluster.
+      {Variant::ConsumedBeforeWait, cluster(2, 1, 1, 1, 3),
+       ViolationKind::OverwriteInFlightMma},
+      {Variant::ConsumerParityOne, cluster(2, 1, 1, 1, 3),
+       ViolationKind::ReadUnfilled},
+      {Variant::EmptyCountTooHigh, cluster(1, 0, 1, 1, 2),
+       ViolationKind::Deadlock},
+      {Variant::ProducerParityZero, cluster(2, 1, 1, 1, 3),
+       ViolationKind::Deadlock},
+  };
+  for (const VariantCase &vc : cases) {
+    ModelConfig c = vc.config;
+    c.variant = vc.variant;
+    ASSERT_TRUE(validateConfig(c).empty()) << describe(c);
+    CheckResult r = checkProtocol(c);
+    ASSERT_FALSE(r.violations.empty()) << describe(c);
+    EXPECT_TRUE(r.has(vc.expected))
+        << describe(c) << ": expected " << violationKindName(vc.expected)
+        << ", got\n"
+        << firstViolation(r);
+  }
+}
+
+// Over the small cluster sweep, the cluster variants are caught wherever they
+// can matter: cluster-expect-half always, cluster-local-release once the
+// ring wraps (two tiles of n iterations: 2n > D).
+TEST(ProtocolModel, ClusterVariantsAreCaughtAcrossTheSweep) {
+  for (Variant v : {Variant::ClusterLocalRelease, Variant::ClusterExpectHalf})
+    for (unsigned d = 1; d <= 3; ++d)
+      for (unsigned p = 0; p < d; ++p)
+        for (unsigned c = 1; c <= (d == 3 ? 1u : 2u); ++c)
+          for (unsigned n = 1; n <= d + 1; ++n) {
+            if (v == Variant::ClusterLocalRelease && 2 * n <= d)
+              continue; // no slot is reused: nothing to overwrite
+            ModelConfig cfg = cluster(d, p, c, 2, n, v);
+            cfg.stopAtFirst = true;
+            EXPECT_FALSE(checkProtocol(cfg).violations.empty())
+                << describe(cfg);
+          }
+}
+
+TEST(ProtocolModel, ClusterTracesNameTheCtas) {
+  CheckResult r =
+      checkProtocol(cluster(2, 1, 1, 1, 3, Variant::ClusterLocalRelease));
+  ASSERT_FALSE(r.violations.empty());
+  for (const Violation &v : r.violations)
+    for (const std::string &step : v.trace)
+      EXPECT_TRUE(step.rfind("CTA0 ", 0) == 0 || step.rfind("CTA1 ", 0) == 0 ||
+                  step.rfind("TMA: half ", 0) == 0)
+          << step;
+}
+
+TEST(ProtocolModel, ClusterValidateConfig) {
+  ModelConfig c = cluster(2, 1, 2, 2, 3);
+  EXPECT_TRUE(validateConfig(c).empty());
+  c.ctas = 3;
+  EXPECT_FALSE(validateConfig(c).empty());
+  c.ctas = 0;
+  EXPECT_FALSE(validateConfig(c).empty());
+  // The cluster variants need a cluster.
+  EXPECT_FALSE(
+      validateConfig(config(2, 1, 1, 1, 3, 1, Variant::ClusterLocalRelease))
+          .empty());
+  EXPECT_FALSE(
+      validateConfig(config(2, 1, 1, 1, 3, 1, Variant::ClusterExpectHalf))
+          .empty());
+  EXPECT_TRUE(validateConfig(cluster(2, 1, 1, 1, 3, Variant::ClusterExpectHalf))
+                  .empty());
+  // Twice the arrivals: a single group of one warp can lose one.
+  EXPECT_TRUE(validateConfig(cluster(2, 1, 1, 1, 3, Variant::EmptyCountTooLow))
+                  .empty());
 }
 
 TEST(ProtocolModel, VariantNamesRoundTrip) {
