@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Sustained runs of the batched / grouped GEMM samples (tawa and Triton on
-the same source, the shapes of gemm_bench.py --family): each kernel runs
+the same source, the shapes of gemm_bench.py --family), and of the fp16 GEMM
+at M = N = 8192, K = 4096 (tawa and cuBLAS): each kernel runs
 back to back for --seconds while nvidia-smi samples power, SM clock and
 throttle reasons. Shows whether the two are limited by the board's power
 rather than by their schedules (a single profiled launch, at a cool GPU,
@@ -89,9 +90,20 @@ def main():
                                                      num_warps=8, num_stages=4)
     grouped_flops = 2.0 * n * k * sum(ms)
 
+    gm = gn = 8192
+    gk = 4096
+    ga = torch.randn(gm, gk, device="cuda").half()
+    gb = torch.randn(gn, gk, device="cuda").half()
+    gc = torch.empty(gm, gn, device="cuda", dtype=torch.float16)
+    kern = workloads.Loaded(os.path.join(base, by_id["examples/gemm_fp16/default"]["metadata"]))
+    gemm_tawa = workloads.prepare_gemm(kern, ga, gb, gc, gm, gn, gk)
+    gemm_cublas = lambda: torch.mm(ga, gb.t(), out=gc)
+    gemm_flops = 2.0 * gm * gn * gk
+
     print(f"{'workload':10s} {'kernel':7s} {'TFLOP/s':>8s} {'W':>6s} {'MHz':>6s}  throttle reasons")
     for name, flops, fns in [("batched", batched_flops, [("tawa", batched_tawa), ("triton", batched_triton)]),
-                             ("grouped", grouped_flops, [("tawa", grouped_tawa), ("triton", grouped_triton)])]:
+                             ("grouped", grouped_flops, [("tawa", grouped_tawa), ("triton", grouped_triton)]),
+                             ("gemm_fp16", gemm_flops, [("tawa", gemm_tawa), ("cublas", gemm_cublas)])]:
         for label, fn in fns:
             fn()
             rate, power, clock, reasons = sustained(fn, args.seconds)
