@@ -17,11 +17,11 @@ import sys
 
 import torch
 import triton
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import family_launch  # noqa: E402
 import workloads  # noqa: E402
 from gemm_bench import load_jit_functions  # noqa: E402
 
@@ -40,30 +40,8 @@ def main():
     kern = workloads.Loaded(os.path.join(base, entry["metadata"]))
     tk = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
-    w, s = args.triton_warps, args.triton_stages
-    if args.workload == "batched":
-        bt, m, n, k = 8, 2048, 2048, 4096
-        a = torch.randn(bt * m, k, device="cuda").half()
-        b = torch.randn(bt * n, k, device="cuda").half()
-        c = torch.empty(bt * m, n, device="cuda", dtype=torch.float16)
-        grid = (m // 128, n // 128, bt)
-        tawa = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                                   *workloads.desc_args(c), m, n, k, grid=grid)
-        ad, bd = TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64])
-        cd = TensorDescriptor.from_tensor(c, [128, 128])
-        ref = lambda: tk.gemm_batched[grid](ad, bd, cd, m, n, k, 128, 128, 64, num_warps=w, num_stages=s)
-    else:
-        groups, n, k = 8, 4096, 4096
-        ms = [1024 * (g % 4 + 1) for g in range(groups)]
-        As = [torch.randn(mg, k, device="cuda").half() for mg in ms]
-        Bs = [torch.randn(n, k, device="cuda").half() for _ in ms]
-        Cs = [torch.empty(mg, n, device="cuda", dtype=torch.float16) for mg in ms]
-        ptrs = lambda ts: torch.tensor([t.data_ptr() for t in ts], device="cuda", dtype=torch.int64)
-        a_p, b_p, c_p = ptrs(As), ptrs(Bs), ptrs(Cs)
-        sizes = torch.tensor([[mg, n, k] for mg in ms], device="cuda", dtype=torch.int32).flatten()
-        tawa = kern.kernel.prepare(a_p, b_p, c_p, sizes, groups, grid=(132,))
-        ref = lambda: tk.gemm_grouped[(132,)](a_p, b_p, c_p, sizes, groups, 128, 128, 64, 132,
-                                              num_warps=w, num_stages=s)
+    build = family_launch.batched if args.workload == "batched" else family_launch.grouped
+    tawa, ref, _, buffers = build(kern, tk, args.triton_warps, args.triton_stages)
     for _ in range(2):
         tawa()
         ref()

@@ -18,11 +18,11 @@ import time
 
 import torch
 import triton
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import family_launch  # noqa: E402
 import workloads  # noqa: E402
 from gemm_bench import load_jit_functions  # noqa: E402
 
@@ -62,33 +62,12 @@ def main():
     tk = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
 
-    bt, m, n, k = 8, 2048, 2048, 4096
-    a = torch.randn(bt * m, k, device="cuda").half()
-    b = torch.randn(bt * n, k, device="cuda").half()
-    c = torch.empty(bt * m, n, device="cuda", dtype=torch.float16)
-    grid = (m // 128, n // 128, bt)
     kern = workloads.Loaded(os.path.join(base, by_id["shared/gemm_batched/default"]["metadata"]))
-    batched_tawa = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                                       *workloads.desc_args(c), m, n, k, grid=grid)
-    ad, bd = TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64])
-    cd = TensorDescriptor.from_tensor(c, [128, 128])
-    batched_triton = lambda: tk.gemm_batched[grid](ad, bd, cd, m, n, k, 128, 128, 64, num_warps=4, num_stages=3)
-    batched_flops = 2.0 * bt * m * n * k
-
-    groups = 8
-    ms = [1024 * (g % 4 + 1) for g in range(groups)]
-    n = k = 4096
-    As = [torch.randn(mg, k, device="cuda").half() for mg in ms]
-    Bs = [torch.randn(n, k, device="cuda").half() for _ in ms]
-    Cs = [torch.empty(mg, n, device="cuda", dtype=torch.float16) for mg in ms]
-    ptrs = lambda ts: torch.tensor([t.data_ptr() for t in ts], device="cuda", dtype=torch.int64)
-    a_p, b_p, c_p = ptrs(As), ptrs(Bs), ptrs(Cs)
-    sizes = torch.tensor([[mg, n, k] for mg in ms], device="cuda", dtype=torch.int32).flatten()
+    batched_tawa, batched_triton, batched_flops, batched_buffers = family_launch.batched(
+        kern, tk, warps=4, stages=3)
     kern = workloads.Loaded(os.path.join(base, by_id["shared/gemm_grouped/default"]["metadata"]))
-    grouped_tawa = kern.kernel.prepare(a_p, b_p, c_p, sizes, groups, grid=(132,))
-    grouped_triton = lambda: tk.gemm_grouped[(132,)](a_p, b_p, c_p, sizes, groups, 128, 128, 64, 132,
-                                                     num_warps=8, num_stages=4)
-    grouped_flops = 2.0 * n * k * sum(ms)
+    grouped_tawa, grouped_triton, grouped_flops, grouped_buffers = family_launch.grouped(
+        kern, tk, warps=8, stages=4)
 
     gm = gn = 8192
     gk = 4096
