@@ -127,7 +127,7 @@ if [ -f "$MANIFEST" ]; then
   # schedule) against the defaults, interleaved rounds, cuBLAS alongside.
   step "tune: C2 / OPT vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
     --rounds 5 --json "$B/tune.json"
-  # Batched / grouped back to back: power, SM clock and throttle reasons.
+  # Batched, grouped and the fp16 GEMM back to back: power, SM clock, throttle reasons.
   step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \
     --manifest "$MANIFEST" --seconds 4
 else
