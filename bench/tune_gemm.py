@@ -37,6 +37,15 @@ CASES = [
     ("examples/gemm_bf16", (8192, 8192, 1024), ["default", "C2", "cublas"]),
     ("examples/gemm_bf16", (8192, 8192, 16384), ["default", "C2", "cublas"]),
     ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "C2", "cublas"]),
+    # The default MMA depth, versioned on the K loop's trip count (P = 1 up to
+    # 8 iterations, else 2), against each depth alone.
+    ("examples/gemm_fp16", (8192, 8192, 256), ["default", "D4P1", "D4P2", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 512), ["default", "D4P1", "D4P2", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
+    ("examples/gemm_bf16", (8192, 8192, 512), ["default", "D4P1", "D4P2", "cublas"]),
+    ("examples/gemm_bf16", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
+    ("examples/gemm_fp8", (8192, 8192, 1024), ["default", "D4P1", "D4P2", "cublas"]),
+    ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
     # The heuristic's defaults against the optimal schedule (--schedule=optimal).
     ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "OPT", "D4P1"]),
     ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "OPT", "D4P1"]),
@@ -57,15 +66,19 @@ def main():
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", help="write the results here")
-    ap.add_argument("--only", choices=["C2", "OPT"],
+    ap.add_argument("--exclude", action="append", default=[], metavar="CONFIG",
+                    help="skip the cases that compare this configuration (repeatable)")
+    ap.add_argument("--only", metavar="CONFIG",
                     help="only the cases that compare this configuration")
     args = ap.parse_args()
     base = os.path.dirname(os.path.abspath(args.manifest))
     by_id = {e["id"]: e for e in json.load(open(args.manifest))["kernels"]}
     results = []
     checked, failed = 0, 0
-    for kid, (m, n, k), configs in CASES:
+    for case, (kid, (m, n, k), configs) in enumerate(CASES):
         if args.only and args.only not in configs:
+            continue
+        if any(x in configs for x in args.exclude):
             continue
         in_dt = (torch.float8_e4m3fn if "fp8" in kid else
                  torch.bfloat16 if "bf16" in kid else torch.float16)
@@ -119,16 +132,15 @@ def main():
             base_med = statistics.median(flops / t / 1e9 for t in times[ref_cfg])
             print(f"  {cfg:8s} {med:7.1f} TFLOP/s  (spread {max(tf) - min(tf):5.1f})  "
                   f"{med / base_med:6.3f}x {ref_cfg}")
-            results.append({"kernel": kid, "shape": [m, n, k], "config": cfg,
+            results.append({"case": case, "kernel": kid, "shape": [m, n, k], "config": cfg,
                             "tflops": tf, "median": med})
         del a, b, ref, plans
         torch.cuda.empty_cache()
     # Geometric mean over cases of each configuration's median relative to
     # the case's first (reference) configuration.
     ratios = {}
-    for kid, shape, configs in CASES:
-        got = {r["config"]: r["median"] for r in results
-               if r["kernel"] == kid and r["shape"] == list(shape)}
+    for case, (kid, shape, configs) in enumerate(CASES):
+        got = {r["config"]: r["median"] for r in results if r["case"] == case}
         if configs[0] in got:
             for cfg in configs[1:]:
                 if cfg in got:

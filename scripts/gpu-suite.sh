@@ -123,10 +123,11 @@ if [ -f "$MANIFEST" ]; then
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
     --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
     --plot "$RESULTS/gemm-ksweep.png"
-  # Options off by default or from the solver (2-CTA clusters, the optimal
-  # schedule) against the defaults, interleaved rounds, cuBLAS alongside.
-  step "tune: C2 / OPT vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
-    --rounds 5 --json "$B/tune.json"
+  # The optimal schedule and each MMA depth alone against the defaults,
+  # interleaved rounds, cuBLAS alongside (2-CTA clusters, measured slower in
+  # runs 8-10, with --only C2).
+  step "tune: OPT / MMA depths vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
+    --rounds 5 --exclude C2 --json "$B/tune.json"
   # Batched, grouped and the fp16 GEMM back to back: power, SM clock, throttle reasons.
   step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \
     --manifest "$MANIFEST" --seconds 4

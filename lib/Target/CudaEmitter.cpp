@@ -35,6 +35,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -43,6 +44,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string>
 
 using namespace mlir;
@@ -156,6 +158,16 @@ private:
   /// the first product issued runs with scale-d 0; the flag says whether
   /// one was issued, and a loop that ran zero times fills after it.
   llvm::StringMap<std::string> lazyZero;
+  /// A new accumulator array: one that the then branch of the enclosing
+  /// scf.if declared, when this is its else branch and the shape matches,
+  /// else a fresh one. The arrays of a then branch are declared before the
+  /// if (emitIf) so that the else branch can reuse them: ptxas keeps the
+  /// wgmma accumulators of two versions of a loop in one set of registers
+  /// only if they are one array (with two it spilled and serialized the
+  /// wgmmas, C7512).
+  Acc newAcc(int64_t frags, int64_t cols);
+  SmallVector<Acc> *hoistedAccs = nullptr;
+  SmallVector<Acc> reusableAccs;
   LogicalResult assignYield(ValueRange yielded, ArrayRef<std::string> vars,
                             ValueRange targets, Operation *op);
 
@@ -874,6 +886,22 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
   return success();
 }
 
+Acc Emitter::newAcc(int64_t frags, int64_t cols) {
+  for (auto *it = reusableAccs.begin(); it != reusableAccs.end(); ++it)
+    if (it->frags == frags && it->cols == cols) {
+      Acc acc = *it;
+      reusableAccs.erase(it);
+      return acc;
+    }
+  Acc acc{fresh("acc"), frags, cols};
+  if (hoistedAccs)
+    hoistedAccs->push_back(acc);
+  else
+    line() << "float " << acc.name << "[" << frags << "][" << cols / 2
+           << "];\n";
+  return acc;
+}
+
 LogicalResult Emitter::emitIf(scf::IfOp op) {
   SmallVector<std::string> vars;
   for (Value res : op.getResults()) {
@@ -887,16 +915,36 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
     names[res] = var;
     vars.push_back(var);
   }
+  // The then branch's accumulator arrays are declared here, before the if
+  // (inserted at `mark` once the branch is written), for the else branch.
+  size_t mark = bodyStorage.size();
+  SmallVector<Acc> hoisted;
+  SmallVector<Acc> *outerHoisted = hoistedAccs;
+  SmallVector<Acc> outerReusable = std::move(reusableAccs);
+  reusableAccs.clear();
+  auto restore = llvm::make_scope_exit([&] {
+    hoistedAccs = outerHoisted;
+    reusableAccs = std::move(outerReusable);
+  });
   line() << "if (" << lookup(op.getCondition()) << ") {\n";
   ++indent;
+  hoistedAccs = &hoisted;
   if (failed(emitBlock(*op.thenBlock())) ||
       failed(
           assignYield(op.thenYield().getOperands(), vars, op.getResults(), op)))
     return failure();
+  hoistedAccs = nullptr;
   --indent;
+  std::string declarations;
+  for (const Acc &acc : hoisted)
+    declarations += std::string(2 * indent, ' ') + "float " + acc.name + "[" +
+                    std::to_string(acc.frags) + "][" +
+                    std::to_string(acc.cols / 2) + "];\n";
+  bodyStorage.insert(mark, declarations);
   if (!op.getElseRegion().empty()) {
     line() << "} else {\n";
     ++indent;
+    reusableAccs = hoisted;
     if (failed(emitBlock(*op.elseBlock())) ||
         failed(assignYield(op.elseYield().getOperands(), vars, op.getResults(),
                            op)))
@@ -1163,7 +1211,7 @@ FailureOr<Acc> Emitter::accOf(Value v, Operation *user, bool fill) {
                    "accumulator chain";
     return failure();
   }
-  Acc acc{fresh("acc"), rows / (64 * groups), cols};
+  Acc acc = newAcc(rows / (64 * groups), cols);
   // Correct but slow: ptxas keeps at most ~232 registers per consumer thread.
   if (acc.frags * cols / 2 > 128)
     emitWarning(getUserLocation(user->getLoc()))
@@ -1171,8 +1219,6 @@ FailureOr<Acc> Emitter::accOf(Value v, Operation *user, bool fill) {
         << " registers per consumer thread and will spill; use more consumer "
            "groups (--consumer-groups="
         << 2 * groups << ")";
-  line() << "float " << acc.name << "[" << acc.frags << "][" << cols / 2
-         << "];\n";
   if (fill)
     emitFill(acc, *init);
   // A constant used twice starts two chains; only this use is bound.
@@ -1376,11 +1422,8 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
     for (Value v : op->getOperands())
       if (accs.count(v) && v.hasOneUse())
         into = accs[v];
-    if (!into) {
-      into = Acc{fresh("acc"), frags, cols};
-      line() << "float " << into->name << "[" << frags << "][" << cols / 2
-             << "];\n";
-    }
+    if (!into)
+      into = newAcc(frags, cols);
     name = into->name;
     accs[res] = *into;
   } else {
@@ -1840,10 +1883,20 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
       md.arefDepth = std::max<int64_t>(
           md.arefDepth, cast<MemRefType>(alloc.getType()).getShape()[0]);
+  std::set<int64_t> depths;
   ws.walk([&](DotWaitOp wait) {
-    if (wait->getParentOfType<scf::ForOp>())
+    // A wait in the K loop, on the product issued in the same iteration
+    // (not the drain after the loop, which waits for all).
+    auto issue = wait->getNumOperands()
+                     ? wait->getOperand(0).getDefiningOp<DotAsyncOp>()
+                     : DotAsyncOp();
+    if (issue && issue->getBlock() == wait->getBlock()) {
       md.mmaDepth = std::max<int64_t>(md.mmaDepth, wait.getPendings());
+      depths.insert(wait.getPendings());
+    }
   });
+  if (depths.size() > 1)
+    md.mmaDepthVersions.assign(depths.begin(), depths.end());
   return success(!hadError);
 }
 
@@ -1888,7 +1941,14 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
   }
   json << "  ],\n";
   json << "  \"_tawa\": {\"aref_depth\": " << md.arefDepth
-       << ", \"mma_depth\": " << md.mmaDepth
+       << ", \"mma_depth\": " << md.mmaDepth;
+  if (!md.mmaDepthVersions.empty()) {
+    json << ", \"mma_depth_versions\": [";
+    for (auto [i, d] : llvm::enumerate(md.mmaDepthVersions))
+      json << (i ? ", " : "") << d;
+    json << "]";
+  }
+  json
        << ", \"consumer_groups\": " << md.consumerGroups
        << ", \"persistent\": " << (md.programsGrid ? "true" : "false")
        << ", \"pingpong\": " << (md.pingpong ? "true" : "false")

@@ -10,14 +10,22 @@
 //
 // This pass writes that schedule as attributes; PipelineExpansion realizes it.
 //
+// Where P is the pass's own choice and two products in flight pay off only
+// in long loops, the loop is versioned on its trip count: a loop of at most
+// kShortLoopTrips iterations runs a copy pipelined with P = 1 (see
+// chooseDepth), decided at run time, per tile.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
 #include <limits>
@@ -39,6 +47,96 @@ tawa::ArefGetOp slotSource(Value v) {
   return v.getDefiningOp<tawa::ArefGetOp>();
 }
 
+/// Loops of at most this many iterations keep one product in flight where
+/// long ones keep two. On the H100 (128 x 256 tiles, two cooperative groups,
+/// 4 slots, M = N = 8192, 5 interleaved rounds) P = 1 was 3.9 % faster at
+/// 4 iterations, 2.8-3.6 % at 8 (fp16, bf16; fp8 at K = 512 and 1024), and
+/// no faster at 16 or more, where P = 2 was up to 3 % ahead: at the end of
+/// each tile the products in flight hold their slots, so the producer can
+/// prefetch P fewer slots of the next tile, which weighs on short loops.
+constexpr int64_t kShortLoopTrips = 8;
+
+/// The accumulating products of `forOp` that read a ring: the accumulator is
+/// loop-carried and the result is yielded back into it, so successive
+/// products chain in registers.
+SmallVector<tt::DotOp> accumulatingDots(scf::ForOp forOp) {
+  Block *body = forOp.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  SmallVector<tt::DotOp> dots;
+  for (auto dot : body->getOps<tt::DotOp>()) {
+    auto acc = dyn_cast<BlockArgument>(dot.getC());
+    if (!acc || acc.getOwner() != body || acc.getArgNumber() == 0)
+      continue;
+    unsigned i = acc.getArgNumber() - 1;
+    if (yield.getOperand(i) != dot.getD() || !dot.getD().hasOneUse())
+      continue;
+    if (!slotSource(dot.getA()) && !slotSource(dot.getB()))
+      continue;
+    dots.push_back(dot);
+  }
+  return dots;
+}
+
+/// Versions `forOp` on its trip count: the loop and everything after it in
+/// its block (the epilogue that reads its results) move into
+/// `scf.if (trips <= kShortLoopTrips)`, the original in the else branch and
+/// a copy in the then branch. Values the block's terminator reads become
+/// results of the if; returns the copy, or null where one of them is a
+/// tensor (scf.if yields only scalars through code generation).
+scf::ForOp versionOnTripCount(scf::ForOp forOp) {
+  Block *block = forOp->getBlock();
+  Operation *terminator = block->getTerminator();
+  SmallVector<Operation *> moved;
+  for (Operation *op = forOp; op != terminator; op = op->getNextNode())
+    moved.push_back(op);
+  llvm::SetVector<Value> escaping;
+  for (OpOperand &operand : terminator->getOpOperands())
+    if (Operation *def = operand.get().getDefiningOp();
+        def && def->getBlock() == block && !def->isBeforeInBlock(forOp))
+      escaping.insert(operand.get());
+  SmallVector<Type> types;
+  for (Value v : escaping) {
+    if (isa<RankedTensorType>(v.getType()))
+      return nullptr;
+    types.push_back(v.getType());
+  }
+
+  Location loc = forOp.getLoc();
+  OpBuilder b(forOp);
+  Value span = arith::SubIOp::create(b, loc, forOp.getUpperBound(),
+                                     forOp.getLowerBound());
+  Value trips = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(forOp.getStep().getType(), kShortLoopTrips));
+  Value limit = arith::MulIOp::create(b, loc, forOp.getStep(), trips);
+  // A performance choice only: both versions are correct for any trip count.
+  Value isShort =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, span, limit);
+  auto ifOp = scf::IfOp::create(b, loc, types, isShort, /*withElse=*/true);
+  // Empty branches (scf.if adds a terminator only when it has no results).
+  for (Block *branch : {ifOp.thenBlock(), ifOp.elseBlock()})
+    if (!branch->empty())
+      branch->back().erase();
+
+  IRMapping copy;
+  OpBuilder thenB = OpBuilder::atBlockEnd(ifOp.thenBlock());
+  for (Operation *op : moved)
+    thenB.clone(*op, copy);
+  auto shortLoop = cast<scf::ForOp>(ifOp.thenBlock()->front());
+  for (Operation *op : moved)
+    op->moveBefore(ifOp.elseBlock(), ifOp.elseBlock()->end());
+  SmallVector<Value> thenValues;
+  for (Value v : escaping)
+    thenValues.push_back(copy.lookup(v));
+  scf::YieldOp::create(thenB, loc, thenValues);
+  OpBuilder elseB = OpBuilder::atBlockEnd(ifOp.elseBlock());
+  scf::YieldOp::create(elseB, loc, escaping.getArrayRef());
+  for (auto [v, result] : llvm::zip(escaping, ifOp.getResults()))
+    Value(v).replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !ifOp->isAncestor(use.getOwner());
+    });
+  return shortLoop;
+}
+
 struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
   using MmaPipelineBase::MmaPipelineBase;
 
@@ -58,60 +156,58 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
   }
 
   LogicalResult pipeline(scf::ForOp forOp) {
-    Block *body = forOp.getBody();
-    auto yield = cast<scf::YieldOp>(body->getTerminator());
-    // Accumulating products: the accumulator is loop-carried and the result
-    // is yielded back into it, so successive products chain in registers.
-    SmallVector<tt::DotOp> dots;
-    for (auto dot : body->getOps<tt::DotOp>()) {
-      auto acc = dyn_cast<BlockArgument>(dot.getC());
-      if (!acc || acc.getOwner() != body || acc.getArgNumber() == 0)
-        continue;
-      unsigned i = acc.getArgNumber() - 1;
-      if (yield.getOperand(i) != dot.getD() || !dot.getD().hasOneUse())
-        continue;
-      if (!slotSource(dot.getA()) && !slotSource(dot.getB()))
-        continue;
-      dots.push_back(dot);
-    }
+    SmallVector<tt::DotOp> dots = accumulatingDots(forOp);
     if (dots.empty())
       return success();
+    int64_t minDepth = std::numeric_limits<int64_t>::max();
+    for (tt::DotOp dot : dots)
+      for (Value operand : {dot.getA(), dot.getB()})
+        if (tawa::ArefGetOp get = slotSource(operand))
+          minDepth = std::min<int64_t>(
+              minDepth,
+              cast<tawa::ArefType>(get.getAref().getType()).getDepth());
+    // Every dot here reads a ring, so minDepth is finite.
+
+    if (mmaDepth >= 0)
+      return annotate(forOp, dots, mmaDepth);
+    // A schedule chosen by -tawa-optimal-schedule takes precedence; P < D.
+    if (auto chosen = forOp->getAttrOfType<IntegerAttr>("tawa.mma_depth"))
+      return annotate(forOp, dots, std::min(chosen.getInt(), minDepth - 1));
 
     // Auto: two products in flight for two cooperative consumer groups that
     // each hold 128 accumulator registers (128 x 256 tiles) on rings of 4 or
     // more slots (measured about 2% faster than one at K >= 4096 on the
-    // H100; for 128 x 128 tiles it was 15% slower), else one, and always
-    // fewer than the slots (P < D).
-    int64_t lag = mmaDepth;
-    if (lag < 0) {
-      auto ws = forOp->getParentOfType<tawa::WarpSpecializeOp>();
-      int32_t warps = 0;
-      if (ws)
-        for (auto [i, region] : llvm::enumerate(ws.getPartitions()))
-          if (region.isAncestor(forOp->getParentRegion()))
-            warps = ws.getWarps()[i];
-      bool cooperative = warps == 8 && !ws->hasAttr(kPingPongAttr);
-      bool wide =
-          cooperative && llvm::all_of(dots, [&](tt::DotOp dot) {
-            return cast<RankedTensorType>(dot.getType()).getNumElements() /
-                       (32 * warps) >=
-                   128;
-          });
-      int64_t minDepth = std::numeric_limits<int64_t>::max();
-      for (tt::DotOp dot : dots)
-        for (Value operand : {dot.getA(), dot.getB()})
-          if (tawa::ArefGetOp get = slotSource(operand))
-            minDepth = std::min<int64_t>(
-                minDepth,
-                cast<tawa::ArefType>(get.getAref().getType()).getDepth());
-      lag = minDepth >= 4 && wide ? 2 : 1;
-      // A schedule chosen by -tawa-optimal-schedule takes precedence.
-      if (auto chosen = forOp->getAttrOfType<IntegerAttr>("tawa.mma_depth"))
-        lag = chosen.getInt();
-      // Every dot here reads a ring, so minDepth is finite; P < D.
-      lag = std::min(lag, minDepth - 1);
-    }
+    // H100; for 128 x 128 tiles it was 15% slower) in loops of more than
+    // kShortLoopTrips iterations, else one, and always fewer than the slots
+    // (P < D).
+    auto ws = forOp->getParentOfType<tawa::WarpSpecializeOp>();
+    int32_t warps = 0;
+    if (ws)
+      for (auto [i, region] : llvm::enumerate(ws.getPartitions()))
+        if (region.isAncestor(forOp->getParentRegion()))
+          warps = ws.getWarps()[i];
+    bool cooperative = warps == 8 && !ws->hasAttr(kPingPongAttr);
+    bool wide =
+        cooperative && llvm::all_of(dots, [&](tt::DotOp dot) {
+          return cast<RankedTensorType>(dot.getType()).getNumElements() /
+                     (32 * warps) >=
+                 128;
+        });
+    int64_t lag =
+        std::min<int64_t>(minDepth >= 4 && wide ? 2 : 1, minDepth - 1);
+    if (lag < 2)
+      return annotate(forOp, dots, lag);
+    if (scf::ForOp shortLoop = versionOnTripCount(forOp))
+      if (failed(annotate(shortLoop, accumulatingDots(shortLoop), 1)))
+        return failure();
+    return annotate(forOp, dots, lag);
+  }
 
+  /// Rewrites the products of `forOp` for `lag` products in flight and
+  /// writes the stage annotations.
+  LogicalResult annotate(scf::ForOp forOp, ArrayRef<tt::DotOp> dots,
+                         int64_t lag) {
+    Block *body = forOp.getBody();
     OpBuilder b(forOp.getContext());
     llvm::DenseSet<Value> lateRings;
     for (tt::DotOp dot : dots) {

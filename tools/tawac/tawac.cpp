@@ -90,8 +90,10 @@ cl::opt<int64_t>
              cl::desc("Products P left in flight by the MMA pipeline; must "
                       "be < D (default: 2 for two cooperative consumer "
                       "groups holding 128 accumulator registers each, e.g. "
-                      "128x256 tiles, on rings of 4 or more slots, else 1; "
-                      "0 where D = 1)"),
+                      "128x256 tiles, on rings of 4 or more slots, with a "
+                      "copy of the K loop and epilogue for P = 1 that runs "
+                      "where the loop has at most 8 iterations (chosen at "
+                      "run time); else 1; 0 where D = 1)"),
              cl::value_desc("P"), cl::init(-1), cl::cat(tawacCategory));
 
 cl::opt<int64_t> consumerGroups(

@@ -49,6 +49,9 @@ struct KernelMetadata {
   int64_t dynamicSmemBytes = 0;
   std::vector<KernelParam> params;
   int64_t arefDepth = 0, mmaDepth = 0, consumerGroups = 0;
+  /// The MMA depth of each version of a loop, where a loop has several
+  /// (the default pipeline versions the K loop on its trip count).
+  std::vector<int64_t> mmaDepthVersions;
   /// A persistent kernel walking the caller's program grid (grid kind
   /// "programs"), rather than one CTA per program ("explicit").
   bool programsGrid = false;

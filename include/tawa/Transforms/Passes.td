@@ -110,15 +110,24 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
     `-tawa-pipeline-expand` realizes. P must be smaller than the depth of
     every aref released late: a producer waiting for a slot that is released
     only P products later would otherwise deadlock.
+
+    Where the pass chooses P = 2 itself, it versions the loop on its trip
+    count: the loop and the rest of its block (the epilogue) move into
+    `scf.if (trips <= 8)`, whose then branch holds a copy pipelined with
+    P = 1 (measured faster for short loops on the H100: the products in
+    flight at the end of a tile hold slots the next tile's prefetch needs).
+    Scalars the block's terminator reads become results of the if; where a
+    tensor would have to, the loop keeps one version.
   }];
+  let dependentDialects = ["::tawa::TawaDialect", "::mlir::arith::ArithDialect"];
   let options = [
     Option<"mmaDepth", "mma-depth", "int64_t", /*default=*/"-1",
            "MMA pipeline depth P: products in flight after each issue; -1 "
            "chooses 2 for two cooperative consumer groups holding 128 "
-           "accumulator registers each on rings of 4 or more slots, else 1, "
+           "accumulator registers each on rings of 4 or more slots (with a "
+           "P = 1 version of the loop for at most 8 iterations), else 1, "
            "and always less than the slots">
   ];
-  let dependentDialects = ["::tawa::TawaDialect"];
 }
 
 def PipelineExpansion : Pass<"tawa-pipeline-expand", "::tawa::tt::FuncOp"> {
