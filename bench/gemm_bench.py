@@ -13,7 +13,9 @@ with host TensorDescriptors, the best of three tile configurations. Every
 system's output is checked against a float32 product before it is timed.
 Times are medians of triton.testing.do_bench (25 ms warm-up, 200 ms of
 repetitions; it clears a 256 MB buffer before every call, so L2 starts
-cold). Writes bench/results/<date>-<device>-gemm.json with one row per
+cold); Triton's best configuration is chosen from one such median each, then
+tawa, cuBLAS and that configuration are timed in --rounds interleaved rounds
+(rotated order) and each gets the median over its rounds. Writes bench/results/<date>-<device>-gemm.json with one row per
 (dtype, shape): {"workload", "shape", "tflops": {"tawa", "cublas",
 "triton"}, ...}.
 
@@ -32,6 +34,7 @@ import json
 import os
 import shlex
 import socket
+import statistics
 import sys
 import types
 
@@ -117,8 +120,21 @@ def time_gemm(kern, m, n, k, dname):
     return median_ms(plan), err
 
 
-def family_bench(by_id, base, triton_src, failures):
-    """Batched and grouped GEMM samples: tawa vs Triton on the same source."""
+def interleaved(tawa, triton_fn, rounds):
+    """Median times (ms) of tawa's and Triton's launches over `rounds`
+    interleaved rounds (the order alternates)."""
+    ts = {"tawa": [], "triton": []}
+    fns = {"tawa": tawa, "triton": triton_fn}
+    for r in range(rounds):
+        for name in (("tawa", "triton") if r % 2 == 0 else ("triton", "tawa")):
+            ts[name].append(median_ms(fns[name]))
+    return statistics.median(ts["tawa"]), statistics.median(ts["triton"])
+
+
+def family_bench(by_id, base, triton_src, failures, rounds=3):
+    """Batched and grouped GEMM samples: tawa vs Triton on the same source
+    (the default and Triton's best configuration timed last in interleaved
+    rounds; the other tawa configurations once each)."""
     rows = []
     tk = load_jit_functions(triton_src)
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
@@ -143,6 +159,8 @@ def family_bench(by_id, base, triton_src, failures):
         plan()
         torch.cuda.synchronize()
         variants[config] = (median_ms(plan), rel_err(c, ref))
+        if config == "default":
+            tawa_plan, tawa_out = plan, c  # the plan holds c's address: keep c
     t_tawa, err = variants["default"]
     errs = {"tawa": err, **{f"tawa_{v}": e for v, (t, e) in variants.items() if v != "default"}}
     ad, bd = TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64])
@@ -150,14 +168,18 @@ def family_bench(by_id, base, triton_src, failures):
     for warps, stages in configs:
         ct = torch.empty_like(c)
         cd = TensorDescriptor.from_tensor(ct, [128, 128])
-        run = lambda: tk.gemm_batched[grid](ad, bd, cd, m, n, k, 128, 128, 64,
-                                            num_warps=warps, num_stages=stages)
+        # Bound now: the best configuration's launch runs again later.
+        run = (lambda cd=cd, warps=warps, stages=stages:
+               tk.gemm_batched[grid](ad, bd, cd, m, n, k, 128, 128, 64,
+                                     num_warps=warps, num_stages=stages))
         run()
         torch.cuda.synchronize()
         t = median_ms(run)
         if best is None or t < best[0]:
-            best = (t, [warps, stages], rel_err(ct, ref))
+            best = (t, [warps, stages], rel_err(ct, ref), run, ct)
     errs["triton"] = best[2]
+    t_tawa, t_triton = interleaved(tawa_plan, best[3], rounds)
+    best = (t_triton,) + best[1:]
     flops = 2.0 * bt * m * n * k
     rows.append({"workload": "gemm_batched_f16", "shape": [bt, m, n, k],
                  "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9,
@@ -184,10 +206,14 @@ def family_bench(by_id, base, triton_src, failures):
         if kern is None:
             continue
         Cs = [torch.full((mg, n), float("nan"), device="cuda", dtype=torch.float16) for mg in ms]
-        plan = kern.kernel.prepare(ptrs(As), ptrs(Bs), ptrs(Cs), sizes, groups, grid=(132,))
+        # The plan holds the tables' device addresses: keep them alive.
+        tables = (ptrs(As), ptrs(Bs), ptrs(Cs))
+        plan = kern.kernel.prepare(*tables, sizes, groups, grid=(132,))
         plan()
         torch.cuda.synchronize()
         variants[config] = (median_ms(plan), check(Cs))
+        if config == "default":
+            tawa_plan, tawa_out = plan, (Cs, tables)
     t_tawa, err = variants["default"]
     errs = {"tawa": err, **{f"tawa_{v}": e for v, (t, e) in variants.items() if v != "default"}}
     best = None
@@ -195,14 +221,17 @@ def family_bench(by_id, base, triton_src, failures):
     for warps, stages in configs:
         Ct = [torch.empty(mg, n, device="cuda", dtype=torch.float16) for mg in ms]
         c_p = ptrs(Ct)
-        run = lambda: tk.gemm_grouped[(132,)](a_p, b_p, c_p, sizes, groups, 128, 128, 64, 132,
-                                              num_warps=warps, num_stages=stages)
+        run = (lambda c_p=c_p, warps=warps, stages=stages:
+               tk.gemm_grouped[(132,)](a_p, b_p, c_p, sizes, groups, 128, 128, 64, 132,
+                                       num_warps=warps, num_stages=stages))
         run()
         torch.cuda.synchronize()
         t = median_ms(run)
         if best is None or t < best[0]:
-            best = (t, [warps, stages], check(Ct))
+            best = (t, [warps, stages], check(Ct), run, (Ct, c_p))
     errs["triton"] = best[2]
+    t_tawa, t_triton = interleaved(tawa_plan, best[3], rounds)
+    best = (t_triton,) + best[1:]
     flops = 2.0 * sum(ms) * n * k
     rows.append({"workload": "gemm_grouped_f16", "shape": [groups, ms, n, k],
                  "tflops": {"tawa": flops / t_tawa / 1e9, "triton": flops / best[0] / 1e9,
@@ -255,6 +284,8 @@ def main():
     ap.add_argument("--dp-sweep", action="store_true", help="every D x P at K = 16384 (fp16)")
     ap.add_argument("--family", action="store_true", help="batched and grouped GEMM vs Triton")
     ap.add_argument("--plot", help="write a PNG of the K sweep here")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved timing rounds of tawa, cuBLAS and Triton per K sweep point")
     args = ap.parse_args()
 
     base = os.path.dirname(os.path.abspath(args.manifest))
@@ -284,7 +315,6 @@ def main():
             plan()
             torch.cuda.synchronize()
             errs = {"tawa": rel_err(c, ref)}
-            t_tawa = median_ms(plan)
             if in_dt == torch.float8_e4m3fn:
                 one = torch.ones((), device="cuda")
                 cublas = lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=out_dt)
@@ -293,7 +323,6 @@ def main():
                 cublas = lambda: torch.mm(a, b.t(), out=c)
                 cublas()
                 errs["cublas"] = rel_err(c, ref)
-            t_cublas = median_ms(cublas)
             best = None
             for cfg in TRITON_CONFIGS[dname]:
                 ct = torch.empty(m, n, device="cuda", dtype=out_dt)
@@ -307,10 +336,22 @@ def main():
                 err = rel_err(ct, ref)
                 t = median_ms(run)
                 if best is None or t < best[0]:
-                    best = (t, cfg, err)
+                    best = (t, cfg, err, run)
+            # tawa, cuBLAS and Triton's best configuration in interleaved
+            # rounds (rotated order), so that the GPU's power and clock state
+            # weighs on all three alike; each gets its median over rounds.
+            fns = {"tawa": plan, "cublas": cublas}
+            if best:
+                fns["triton"] = best[3]
+            times = {name: [] for name in fns}
+            order = list(fns)
+            for r in range(args.rounds):
+                for name in order[r % len(order):] + order[:r % len(order)]:
+                    times[name].append(median_ms(fns[name]))
             flops = 2.0 * m * n * k
-            tf = {"tawa": flops / t_tawa / 1e9, "cublas": flops / t_cublas / 1e9,
-                  "triton": flops / best[0] / 1e9 if best else None}
+            med = {name: statistics.median(ts) for name, ts in times.items()}
+            tf = {"tawa": flops / med["tawa"] / 1e9, "cublas": flops / med["cublas"] / 1e9,
+                  "triton": flops / med["triton"] / 1e9 if best else None}
             if best:
                 errs["triton"] = best[2]
             bound = workloads.BOUNDS[(kern.dtype(0), kern.dtype(2))]
@@ -318,7 +359,8 @@ def main():
             failures += not ok
             rows.append({"workload": f"gemm_{dname}", "shape": [m, n, k], "tflops": tf,
                          "rel_error": errs, "ok": ok, "tawa_config": cfg_tawa,
-                         "triton_config": list(best[1]) if best else None})
+                         "triton_config": list(best[1]) if best else None,
+                         "rounds_ms": times})
             tri = f"{tf['triton']:7.1f}" if best else "    n/a"
             print(f"{'PASS' if ok else 'FAIL'} gemm_{dname} K={k:6d}: tawa {tf['tawa']:7.1f}  cuBLAS "
                   f"{tf['cublas']:7.1f}  Triton {tri} TFLOP/s; rel err "
@@ -360,7 +402,7 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {label:52s} {tf:7.1f} TFLOP/s  ({kid}, rel err {err:.1e})", flush=True)
     if args.family:
         src = os.path.join(base, "sources", "triton_kernels.py")
-        extra += family_bench(by_id, base, src, fail)
+        extra += family_bench(by_id, base, src, fail, args.rounds)
     failures += fail[0]
 
     os.makedirs(args.results_dir, exist_ok=True)
