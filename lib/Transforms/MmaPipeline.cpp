@@ -82,13 +82,24 @@ SmallVector<tt::DotOp> accumulatingDots(scf::ForOp forOp) {
 /// `scf.if (trips <= kShortLoopTrips)`, the original in the else branch and
 /// a copy in the then branch. Values the block's terminator reads become
 /// results of the if; returns the copy, or null where one of them is a
-/// tensor (scf.if yields only scalars through code generation).
+/// tensor (scf.if yields only scalars through code generation), or where a
+/// product follows the loop in its block: a later loop would be copied into
+/// the then branch after this pass has collected its loops, and its copy
+/// would stay unpipelined (and versioning every later loop again would double
+/// the code per loop).
 scf::ForOp versionOnTripCount(scf::ForOp forOp) {
   Block *block = forOp->getBlock();
   Operation *terminator = block->getTerminator();
   SmallVector<Operation *> moved;
   for (Operation *op = forOp; op != terminator; op = op->getNextNode())
     moved.push_back(op);
+  for (Operation *op : llvm::drop_begin(moved))
+    if (op->walk([](Operation *inner) {
+            return isa<tt::DotOp, tawa::DotAsyncOp>(inner)
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          }).wasInterrupted())
+      return nullptr;
   llvm::SetVector<Value> escaping;
   for (OpOperand &operand : terminator->getOpOperands())
     if (Operation *def = operand.get().getDefiningOp();

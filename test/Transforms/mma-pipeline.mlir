@@ -140,3 +140,56 @@ tt.func @tensor_escapes(%n: i32, %tiles: i32) {
   }
   tt.return
 }
+
+// -----
+
+// A product after the loop in its block (here a second K loop) keeps the
+// first loop in one version (P = 2); the last loop is versioned, so every
+// copy of every loop is pipelined.
+// AUTO-LABEL: tt.func @product_after_loop
+// AUTO: scf.for {{.*}} -> (i32)
+// AUTO-NEXT: scf.for
+// AUTO-NOT: tt.dot
+// AUTO: tawa.dot_wait {{.*}}{pendings = 2 : i32, tawa.stage = 0 : i32}
+// AUTO-NOT: tt.dot
+// AUTO: } {tawa.num_stages = 3 : i32}
+// AUTO-NEXT: arith.subi %arg1
+// AUTO-NOT: tt.dot
+// AUTO: scf.if
+// AUTO-NOT: tt.dot
+// AUTO: tawa.dot_wait {{.*}}{pendings = 1 : i32, tawa.stage = 0 : i32}
+// AUTO-NOT: tt.dot
+// AUTO: } else {
+// AUTO-NOT: tt.dot
+// AUTO: tawa.dot_wait {{.*}}{pendings = 2 : i32, tawa.stage = 0 : i32}
+// AUTO-NOT: tt.dot
+// AUTO: tt.return
+tt.func @product_after_loop(%n: i32, %m: i32, %tiles: i32) {
+  %ring = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4>
+  tawa.warp_specialize partition warps(4) regs(40) {
+  } partition warps(8) regs(232) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+    %t = scf.for %tile = %c0 to %tiles step %c1 iter_args(%k0 = %c0) -> (i32) : i32 {
+      %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %k0) -> (tensor<128x256xf32>, i32) : i32 {
+        %s:2 = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4> -> tensor<128x64xf16>, tensor<256x64xf16>
+        %bt = tt.trans %s#1 {order = array<i32: 1, 0>} : tensor<256x64xf16> -> tensor<64x256xf16>
+        %d = tt.dot %s#0, %bt, %acc : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
+        tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4>
+        %next = arith.addi %k, %c1 : i32
+        scf.yield %d, %next : tensor<128x256xf32>, i32
+      }
+      %q:2 = scf.for %i = %c0 to %m step %c1 iter_args(%acc = %r#0, %k = %r#1) -> (tensor<128x256xf32>, i32) : i32 {
+        %s:2 = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4> -> tensor<128x64xf16>, tensor<256x64xf16>
+        %bt = tt.trans %s#1 {order = array<i32: 1, 0>} : tensor<256x64xf16> -> tensor<64x256xf16>
+        %d = tt.dot %s#0, %bt, %acc : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
+        tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4>
+        %next = arith.addi %k, %c1 : i32
+        scf.yield %d, %next : tensor<128x256xf32>, i32
+      }
+      scf.yield %q#1 : i32
+    }
+  }
+  tt.return
+}
