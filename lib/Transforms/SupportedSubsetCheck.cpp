@@ -15,6 +15,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace tawa {
@@ -152,6 +154,61 @@ std::string checkOp(Operation *op) {
       });
 }
 
+/// Whether `result` (a tt.dot's) can affect memory: some store, or the
+/// control flow around one, depends on it through the ops, loop-carried
+/// values and branch results that use it. A product nothing stores leaves
+/// the partitioning without a consumer for its tiles.
+bool reachesMemory(Value result) {
+  SmallVector<Value> worklist{result};
+  llvm::DenseSet<Value> seen{result};
+  auto push = [&](Value v) {
+    if (seen.insert(v).second)
+      worklist.push_back(v);
+  };
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *owner = use.getOwner();
+      unsigned i = use.getOperandNumber();
+      if (auto yield = dyn_cast<scf::YieldOp>(owner)) {
+        Operation *parent = yield->getParentOp();
+        if (auto forOp = dyn_cast<scf::ForOp>(parent)) {
+          push(forOp.getResult(i));
+          push(forOp.getRegionIterArgs()[i]);
+        } else if (auto whileOp = dyn_cast<scf::WhileOp>(parent)) {
+          push(whileOp.getBeforeArguments()[i]);
+        } else {
+          push(parent->getResult(i));
+        }
+      } else if (auto cond = dyn_cast<scf::ConditionOp>(owner)) {
+        if (i == 0)
+          return true; // decides whether the loop (and its stores) goes on
+        auto whileOp = cast<scf::WhileOp>(cond->getParentOp());
+        push(whileOp.getResult(i - 1));
+        push(whileOp.getAfterArguments()[i - 1]);
+      } else if (auto forOp = dyn_cast<scf::ForOp>(owner)) {
+        if (i < 3)
+          return true; // a bound or step
+        push(forOp.getResult(i - 3));
+        push(forOp.getRegionIterArgs()[i - 3]);
+      } else if (auto whileOp = dyn_cast<scf::WhileOp>(owner)) {
+        push(whileOp.getBeforeArguments()[i]);
+      } else if (isa<scf::IfOp>(owner)) {
+        return true; // the condition of what the branches store
+      } else if (isa<tt::ReduceReturnOp>(owner)) {
+        for (Value r : owner->getParentOp()->getResults())
+          push(r);
+      } else if (!isMemoryEffectFree(owner)) {
+        return true; // a store, or anything else that touches memory
+      } else {
+        for (Value r : owner->getResults())
+          push(r);
+      }
+    }
+  }
+  return false;
+}
+
 struct SupportedSubsetCheck
     : public tawa::impl::SupportedSubsetCheckBase<SupportedSubsetCheck> {
   void runOnOperation() override {
@@ -191,6 +248,14 @@ struct SupportedSubsetCheck
             }
           }
       return WalkResult::advance();
+    });
+    getOperation()->walk([&](tt::DotOp dot) {
+      // Only products inside the subset otherwise: one error per construct.
+      if (checkOp(dot).empty() && !reachesMemory(dot.getD()))
+        report(dot, "operation",
+               "its result reaches no store (directly, through the loops "
+               "that carry it, or as a condition of one): there is nothing "
+               "for the consumer warp groups to compute");
     });
     if (problems) {
       mlir::emitError(getOperation().getLoc())

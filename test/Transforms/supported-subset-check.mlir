@@ -5,6 +5,8 @@
 // RUN: tawa-opt %t/supported.ttir -tawa-check-supported -mlir-print-debuginfo -o %t/checked.mlir
 // RUN: diff %t/parsed.mlir %t/checked.mlir
 // RUN: FileCheck %s --check-prefix=OK --input-file=%t/checked.mlir
+// RUN: not tawa-opt %t/unstored.ttir -tawa-check-supported 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DEAD --implicit-check-not=error:
 //
 // -tawa-check-supported reports every construct outside the subset tawa
 // compiles at the user's line in kernel.py (the first frame of a Triton
@@ -159,3 +161,68 @@ module {
 #loc29 = loc(callsite(#loc12 at #loc28))
 #loc30 = loc(callsite(#loc18 at #loc28))
 #loc31 = loc("mp"(#loc13))
+
+// A product no store depends on is reported (the partitioning would have no
+// consumer for its tiles); one that reaches a store only through the loop
+// that carries it, a branch result, or a loop bound is fine.
+// DEAD: kernel.py:7:12: error: tawa cannot compile operation 'tt.dot' yet: its result reaches no store (directly, through the loops that carry it, or as a condition of one): there is nothing for the consumer warp groups to compute
+// DEAD: unstored.ttir:1:1: error: 1 construct outside the subset tawa compiles (see the errors above)
+
+//--- unstored.ttir
+module {
+  tt.func public @unstored(%a: !tt.tensordesc<tensor<64x64xf16>>, %o: !tt.tensordesc<tensor<64x64xf16>>, %K: i32) {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %z = arith.constant dense<0.0> : tensor<64x64xf32>
+    %r = scf.for %k = %c0 to %K step %c64 iter_args(%x = %z) -> (tensor<64x64xf32>) : i32 {
+      %t = tt.descriptor_load %a[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+      %d = tt.dot %t, %t, %x : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32> loc("kernel.py":7:12)
+      scf.yield %d : tensor<64x64xf32>
+    }
+    %h = arith.truncf %r : tensor<64x64xf32> to tensor<64x64xf16>
+    tt.return
+  } loc("kernel.py":1:0)
+  tt.func public @stored_through_branch(%a: !tt.tensordesc<tensor<64x64xf16>>, %o: !tt.tensordesc<tensor<64x64xf16>>, %K: i32, %c: i1) {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %z = arith.constant dense<0.0> : tensor<64x64xf32>
+    %r = scf.for %k = %c0 to %K step %c64 iter_args(%x = %z) -> (tensor<64x64xf32>) : i32 {
+      %t = tt.descriptor_load %a[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+      %d = tt.dot %t, %t, %x : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+      scf.yield %d : tensor<64x64xf32>
+    }
+    %s = scf.if %c -> (tensor<64x64xf32>) {
+      scf.yield %r : tensor<64x64xf32>
+    } else {
+      scf.yield %z : tensor<64x64xf32>
+    }
+    %h = arith.truncf %s : tensor<64x64xf32> to tensor<64x64xf16>
+    tt.descriptor_store %o[%c0, %c0], %h : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+    tt.return
+  }
+  tt.func public @stored_through_bound(%a: !tt.tensordesc<tensor<64x64xf16>>, %p: !tt.ptr<i32>, %K: i32) {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %z = arith.constant dense<0.0> : tensor<64x64xf32>
+    %r = scf.for %k = %c0 to %K step %c64 iter_args(%x = %z) -> (tensor<64x64xf32>) : i32 {
+      %t = tt.descriptor_load %a[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+      %d = tt.dot %t, %t, %x : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+      scf.yield %d : tensor<64x64xf32>
+    }
+    %m = "tt.reduce"(%r) <{axis = 0 : i32}> ({
+    ^bb0(%u: f32, %v: f32):
+      %w = arith.maxnumf %u, %v : f32
+      tt.reduce.return %w : f32
+    }) : (tensor<64x64xf32>) -> tensor<64xf32>
+    %m2 = "tt.reduce"(%m) <{axis = 0 : i32}> ({
+    ^bb0(%u: f32, %v: f32):
+      %w = arith.maxnumf %u, %v : f32
+      tt.reduce.return %w : f32
+    }) : (tensor<64xf32>) -> f32
+    %n = arith.fptosi %m2 : f32 to i32
+    scf.for %i = %c0 to %n step %c64 : i32 {
+      tt.store %p, %i : !tt.ptr<i32>
+    }
+    tt.return
+  }
+}
