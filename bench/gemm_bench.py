@@ -120,15 +120,17 @@ def time_gemm(kern, m, n, k, dname):
     return median_ms(plan), err
 
 
-def interleaved(tawa, triton_fn, rounds):
-    """Median times (ms) of tawa's and Triton's launches over `rounds`
-    interleaved rounds (the order alternates)."""
-    ts = {"tawa": [], "triton": []}
-    fns = {"tawa": tawa, "triton": triton_fn}
+def interleaved(fns, rounds):
+    """Times each launch of `fns` (name -> callable) in `rounds` interleaved
+    rounds, the order rotated by one each round, so that the GPU's power and
+    clock state weighs on all alike. Returns (median ms per name, the
+    per-round ms per name)."""
+    times = {name: [] for name in fns}
+    order = list(fns)
     for r in range(rounds):
-        for name in (("tawa", "triton") if r % 2 == 0 else ("triton", "tawa")):
-            ts[name].append(median_ms(fns[name]))
-    return statistics.median(ts["tawa"]), statistics.median(ts["triton"])
+        for name in order[r % len(order):] + order[:r % len(order)]:
+            times[name].append(median_ms(fns[name]))
+    return {name: statistics.median(ts) for name, ts in times.items()}, times
 
 
 def family_bench(by_id, base, triton_src, failures, rounds=3):
@@ -178,7 +180,8 @@ def family_bench(by_id, base, triton_src, failures, rounds=3):
         if best is None or t < best[0]:
             best = (t, [warps, stages], rel_err(ct, ref), run, ct)
     errs["triton"] = best[2]
-    t_tawa, t_triton = interleaved(tawa_plan, best[3], rounds)
+    med, _ = interleaved({"tawa": tawa_plan, "triton": best[3]}, rounds)
+    t_tawa, t_triton = med["tawa"], med["triton"]
     best = (t_triton,) + best[1:]
     flops = 2.0 * bt * m * n * k
     rows.append({"workload": "gemm_batched_f16", "shape": [bt, m, n, k],
@@ -230,7 +233,8 @@ def family_bench(by_id, base, triton_src, failures, rounds=3):
         if best is None or t < best[0]:
             best = (t, [warps, stages], check(Ct), run, (Ct, c_p))
     errs["triton"] = best[2]
-    t_tawa, t_triton = interleaved(tawa_plan, best[3], rounds)
+    med, _ = interleaved({"tawa": tawa_plan, "triton": best[3]}, rounds)
+    t_tawa, t_triton = med["tawa"], med["triton"]
     best = (t_triton,) + best[1:]
     flops = 2.0 * sum(ms) * n * k
     rows.append({"workload": "gemm_grouped_f16", "shape": [groups, ms, n, k],
@@ -338,18 +342,12 @@ def main():
                 if best is None or t < best[0]:
                     best = (t, cfg, err, run)
             # tawa, cuBLAS and Triton's best configuration in interleaved
-            # rounds (rotated order), so that the GPU's power and clock state
-            # weighs on all three alike; each gets its median over rounds.
+            # rounds; each gets its median over rounds.
             fns = {"tawa": plan, "cublas": cublas}
             if best:
                 fns["triton"] = best[3]
-            times = {name: [] for name in fns}
-            order = list(fns)
-            for r in range(args.rounds):
-                for name in order[r % len(order):] + order[:r % len(order)]:
-                    times[name].append(median_ms(fns[name]))
+            med, times = interleaved(fns, args.rounds)
             flops = 2.0 * m * n * k
-            med = {name: statistics.median(ts) for name, ts in times.items()}
             tf = {"tawa": flops / med["tawa"] / 1e9, "cublas": flops / med["cublas"] / 1e9,
                   "triton": flops / med["triton"] / 1e9 if best else None}
             if best:
