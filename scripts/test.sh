@@ -60,7 +60,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
            "$root"/test/Interpreter/Inputs/*.mlir "$root"/test/Fuzz/Inputs/*.mlir; do
     [ -f "$f" ] && cp "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")"
   done
-  mkdir -p "$fuzz_build/artifacts"
+  rm -rf "$fuzz_build/artifacts" && mkdir -p "$fuzz_build/artifacts"
   if "$fuzz_build/bin/tawa-fuzz" "$corpus" -dict="$root/tools/tawa-fuzz/tawa.dict" \
        -max_total_time="$fuzz_seconds" -seed=1 -timeout=30 -rss_limit_mb=4096 \
        -artifact_prefix="$fuzz_build/artifacts/" -print_final_stats=1 \
@@ -71,6 +71,16 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fuzz_fail=1; status=1
     echo "FAIL: tawa-fuzz (input saved in $fuzz_build/artifacts/):"
     grep -E -A30 'ERROR: |tawa-fuzz: |deadly signal' "$fuzz_build/fuzz.log" | head -60
+    # The artifact directory does not outlive a CI machine: print each input
+    # (gzip, base64) so that it can be replayed from the log with
+    #   base64 -d | gunzip > crash.mlir; build/bin/tawa-fuzz-replay crash.mlir
+    for f in "$fuzz_build"/artifacts/crash-* "$fuzz_build"/artifacts/leak-* \
+             "$fuzz_build"/artifacts/oom-* "$fuzz_build"/artifacts/timeout-*; do
+      [ -f "$f" ] || continue
+      echo "== $(basename "$f") ($(wc -c <"$f") bytes), gzip | base64:"
+      gzip -9c "$f" | base64 -w 120
+      echo "== end of $(basename "$f")"
+    done
   fi
   rm -rf "$corpus"
 fi
