@@ -73,6 +73,8 @@ def configs(sweep):
         out.append(("D6P1", ["--aref-depth=6", "--mma-depth=1"]))
         out.append(("D6P2", ["--aref-depth=6", "--mma-depth=2"]))
         out.append(("PPD6P1", ["--pingpong", "--aref-depth=6", "--mma-depth=1"]))
+        # Programs of adjacent x in pairs sharing their B tiles.
+        out.append(("PAIR", ["--pair-programs"]))
     return out
 
 
@@ -114,6 +116,11 @@ def main():
             if name == "C2" and (small_tiles or "persistent" in kid):
                 continue
             if name == "NOPPC2" and ("grouped" in kid or "persistent" in kid):
+                continue
+            # Pairing shares a tile only where its coordinates do not depend
+            # on program_id(0) (the batched and bias samples; the others map
+            # one program id to both tile coordinates).
+            if name == "PAIR" and not any(t in kid for t in ("batched", "bias_relu")):
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:

@@ -43,6 +43,10 @@ KernelResources parsePtxasResources(llvm::StringRef log) {
 FailureOr<CompiledKernel> compile(ModuleOp module,
                                   const CompileOptions &options) {
   MLIRContext *ctx = module.getContext();
+  if (options.warpSpecialization.pairPrograms &&
+      !options.warpSpecialization.persistent)
+    return module.emitError("paired programs need a persistent kernel (the "
+                            "caller's program grid stays the original one)");
   PassManager pm(ctx);
   addSupportedSubsetCheck(pm);
   if (options.stage >= CompileStage::WsIr)

@@ -826,6 +826,12 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
     return error(op) << "unsigned loop bounds are not supported";
   SmallVector<std::string> vars;
   SmallVector<Acc> lazyAfter;
+  // Accumulator chains: loop-carried tensors that feed a product directly.
+  int64_t chains = llvm::count_if(op.getRegionIterArgs(), [&](Value arg) {
+    return isa<RankedTensorType>(arg.getType()) && arg.hasOneUse() &&
+           isa<DotAsyncOp>(*arg.getUsers().begin()) &&
+           arg.getUsers().begin()->getBlock() == op.getBody();
+  });
   for (auto [init, arg, res] :
        llvm::zip(op.getInitArgs(), op.getRegionIterArgs(), op.getResults())) {
     if (isa<RankedTensorType>(arg.getType())) {
@@ -834,8 +840,12 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
         return error(op) << "a loop-carried register tensor in the '" << lay
                          << "' layout (such as running softmax statistics) is "
                             "not supported by CUDA emission yet";
-      bool lazy = !accs.count(init) && isZeroSplat(init) && arg.hasOneUse() &&
-                  isa<DotAsyncOp>(*arg.getUsers().begin()) &&
+      // Zero only where the loop runs no product (the first product then
+      // ignores the registers: scale-d 0). With two chains (paired programs)
+      // that fill after the loop makes ptxas serialize every wgmma (C7515),
+      // so those are zeroed before the loop instead.
+      bool lazy = chains == 1 && !accs.count(init) && isZeroSplat(init) &&
+                  arg.hasOneUse() && isa<DotAsyncOp>(*arg.getUsers().begin()) &&
                   arg.getUsers().begin()->getBlock() == op.getBody();
       FailureOr<Acc> acc = accOf(init, op, /*fill=*/!lazy);
       if (failed(acc))
@@ -1879,6 +1889,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   md.pingpong = ws->hasAttr("tawa.pingpong");
   md.cluster = clusterSize;
   md.programsGrid = programsGrid;
+  md.pairedPrograms = func->hasAttr("tawa.paired_programs");
   for (Operation &op : entry)
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
       md.arefDepth = std::max<int64_t>(
@@ -1953,6 +1964,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
        << ", \"persistent\": " << (md.programsGrid ? "true" : "false")
        << ", \"pingpong\": " << (md.pingpong ? "true" : "false")
        << ", \"cluster\": " << md.cluster;
+  if (md.pairedPrograms)
+    json << ", \"paired_programs\": true";
   if (md.resources)
     json << ", \"registers\": " << md.resources->registers
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes

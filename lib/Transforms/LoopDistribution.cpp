@@ -37,19 +37,42 @@ namespace tawa {
 using namespace mlir;
 using namespace tawa;
 
+/// fp32 registers per thread that one warp group of 128 threads needs for
+/// the accumulators live at once under `root`: the products a loop chains
+/// in its loop-carried values add up (two programs paired by
+/// -tawa-program-pairing carry two), other products count alone.
+static int64_t accumulatorRegisters(Operation *root) {
+  auto regs = [](tt::DotOp dot) -> int64_t {
+    auto acc = cast<RankedTensorType>(dot.getType());
+    return acc.getRank() == 2 ? acc.getShape()[0] * acc.getShape()[1] / 128 : 0;
+  };
+  int64_t most = 0;
+  root->walk([&](tt::DotOp dot) {
+    int64_t live = regs(dot);
+    if (auto forOp = dyn_cast<scf::ForOp>(dot->getParentOp()))
+      if (isa<BlockArgument>(dot.getC()) &&
+          cast<BlockArgument>(dot.getC()).getOwner() == forOp.getBody()) {
+        live = 0;
+        for (auto other : forOp.getBody()->getOps<tt::DotOp>())
+          if (auto arg = dyn_cast<BlockArgument>(other.getC());
+              arg && arg.getOwner() == forOp.getBody())
+            live += regs(other);
+      }
+    most = std::max(most, live);
+  });
+  return most;
+}
+
 int64_t tawa::defaultConsumerGroups(Operation *root) {
   // 128 registers per thread leave room for addresses and the epilogue
-  // under the 232-register budget of a consumer thread.
-  int64_t groups = 1;
+  // under the 232-register budget of a consumer thread; two groups split
+  // each accumulator along M (64 rows each).
+  bool splittable = true;
   root->walk([&](tt::DotOp dot) {
     auto acc = cast<RankedTensorType>(dot.getType());
-    if (acc.getRank() != 2)
-      return;
-    int64_t m = acc.getShape()[0], n = acc.getShape()[1];
-    if (m * n / 128 > 128 && m % 128 == 0)
-      groups = 2;
+    splittable &= acc.getRank() == 2 && acc.getShape()[0] % 128 == 0;
   });
-  return groups;
+  return accumulatorRegisters(root) > 128 && splittable ? 2 : 1;
 }
 
 namespace {
@@ -670,12 +693,11 @@ LogicalResult Distributor::run() {
     // 128 registers per thread (128 x 128 tiles) and the tile loop is the
     // one tawa made persistent: measured 2-6% faster on the H100 than
     // splitting the tile (docs/PERFORMANCE.md, tuning).
-    bool fits = true, anyDot = false;
+    bool fits = accumulatorRegisters(func) <= 128, anyDot = false;
     func.walk([&](tt::DotOp dot) {
       auto acc = cast<RankedTensorType>(dot.getType());
       anyDot = true;
-      fits &= acc.getRank() == 2 && acc.getShape()[0] % 64 == 0 &&
-              acc.getShape()[0] * acc.getShape()[1] / 128 <= 128;
+      fits &= acc.getRank() == 2 && acc.getShape()[0] % 64 == 0;
     });
     // Only on the program loop tawa made: the grouped sample's own tile loop
     // (device-built descriptors per group) measured slower with ping-pong.

@@ -198,12 +198,11 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
         if (region.isAncestor(forOp->getParentRegion()))
           warps = ws.getWarps()[i];
     bool cooperative = warps == 8 && !ws->hasAttr(kPingPongAttr);
-    bool wide =
-        cooperative && llvm::all_of(dots, [&](tt::DotOp dot) {
-          return cast<RankedTensorType>(dot.getType()).getNumElements() /
-                     (32 * warps) >=
-                 128;
-        });
+    // The accumulators the loop chains, together (two for paired programs).
+    int64_t elements = 0;
+    for (tt::DotOp dot : dots)
+      elements += cast<RankedTensorType>(dot.getType()).getNumElements();
+    bool wide = cooperative && elements / (32 * warps) >= 128;
     int64_t lag =
         std::min<int64_t>(minDepth >= 4 && wide ? 2 : 1, minDepth - 1);
     if (lag < 2)

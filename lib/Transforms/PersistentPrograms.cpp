@@ -45,10 +45,10 @@ bool derivesFromProgramId(Value v, llvm::DenseSet<Value> &seen) {
   });
 }
 
-/// A loop over program ids written by the user: its bounds or initial
-/// loop-carried values come from the program id.
-bool walksProgramsItself(tt::FuncOp func) {
-  WalkResult r = func.walk([&](Operation *op) {
+} // namespace
+
+bool tawa::walksProgramsItself(Operation *func) {
+  WalkResult r = func->walk([&](Operation *op) {
     SmallVector<Value> roots;
     if (auto forOp = dyn_cast<scf::ForOp>(op)) {
       roots.push_back(forOp.getLowerBound());
@@ -64,6 +64,8 @@ bool walksProgramsItself(tt::FuncOp func) {
   });
   return r.wasInterrupted();
 }
+
+namespace {
 
 struct PersistentPrograms
     : public tawa::impl::PersistentProgramsBase<PersistentPrograms> {
@@ -114,7 +116,17 @@ struct PersistentPrograms
     Value cta = tt::GetProgramIdOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
     Value ctas =
         tt::GetNumProgramsOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
-    Value xy = arith::MulIOp::create(b, loc, counts[0], counts[1]);
+    // Paired programs (-tawa-program-pairing): the loop walks pairs, x over
+    // ceil(nx / 2) of them, while tt.get_num_programs still reads nx.
+    bool paired = func->hasAttr(kPairedProgramsAttr);
+    Value xs = counts[0];
+    if (paired) {
+      Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+      Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
+      xs = arith::DivSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, counts[0], one), two);
+    }
+    Value xy = arith::MulIOp::create(b, loc, xs, counts[1]);
     Value total = arith::MulIOp::create(b, loc, xy, counts[2]);
     auto loop = scf::ForOp::create(b, loc, cta, total, ctas);
     loop->setAttr(kProgramLoopAttr, b.getUnitAttr());
@@ -123,8 +135,8 @@ struct PersistentPrograms
       op->moveBefore(loopBody->getTerminator());
     OpBuilder lb = OpBuilder::atBlockBegin(loopBody);
     Value t = loop.getInductionVar();
-    Value px = arith::RemSIOp::create(lb, loc, t, counts[0]);
-    Value rest = arith::DivSIOp::create(lb, loc, t, counts[0]);
+    Value px = arith::RemSIOp::create(lb, loc, t, xs);
+    Value rest = arith::DivSIOp::create(lb, loc, t, xs);
     Value py = arith::RemSIOp::create(lb, loc, rest, counts[1]);
     Value pz = arith::DivSIOp::create(lb, loc, rest, counts[1]);
     Value ids[3] = {px, py, pz};

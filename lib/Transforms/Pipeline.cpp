@@ -22,6 +22,8 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   MmaPipelineOptions pipeline;
   pipeline.mmaDepth = options.mmaDepth;
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();
+  if (options.persistent && options.pairPrograms)
+    funcPm.addPass(createProgramPairing());
   if (options.persistent)
     funcPm.addPass(createPersistentPrograms());
   funcPm.addPass(createPartitionAnnotation());

@@ -62,6 +62,8 @@ Options:
                        (default) or optimal (Twill's schedule)
   --no-persistent      keep one program per tile (the compiler otherwise
                        makes such a kernel persistent)
+  --pair-programs      run programs of adjacent x in pairs that share the
+                       tiles both load (tawac --pair-programs; persistent)
   --ctas N             CTAs that run a persistent compiled kernel over the
                        grid's programs (default: half of them, rounded up)
   --sweep              instead of one configuration, every one the compiler
@@ -148,6 +150,7 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
          " C=" + show(c.consumerGroups, 0) +
          (c.pingpong == 1 ? " pingpong" : "") +
          (c.persistent ? "" : " non-persistent") +
+         (c.pairPrograms ? " paired" : "") +
          (c.schedule == tawa::WarpSpecializationOptions::Schedule::Optimal
               ? " optimal"
               : "");
@@ -277,6 +280,9 @@ int interpCommand(int argc, char **argv) {
     } else if (arg == "--no-persistent") {
       config.persistent = false;
       configGiven = true;
+    } else if (arg == "--pair-programs") {
+      config.pairPrograms = true;
+      configGiven = true;
     } else if (arg == "--ctas") {
       options.ctas = parseInteger(arg, value(), 1, 1 << 20);
     } else if (arg == "--sweep") {
@@ -312,7 +318,11 @@ int interpCommand(int argc, char **argv) {
   if (sweep && (configGiven || !wsIrPath.empty()))
     usageError("--sweep chooses the configurations itself: it takes neither "
                "--aref-depth, --mma-depth, --consumer-groups, --pingpong, "
-               "--no-pingpong, --no-persistent, --schedule nor --ws-ir");
+               "--no-pingpong, --no-persistent, --pair-programs, --schedule "
+               "nor --ws-ir");
+  if (config.pairPrograms && !config.persistent)
+    usageError("--pair-programs needs a persistent kernel: it cannot go "
+               "with --no-persistent");
   if (!wsIrPath.empty() && configGiven)
     usageError("--ws-ir checks a given warp-specialized IR: the configuration "
                "options do not apply");

@@ -149,8 +149,18 @@ Outcome runOneInput(StringRef input) {
   config.consumerGroups = static_cast<int64_t>((pick / 20) % 3);
   config.persistent = (pick / 60) % 2 == 0;
   config.pingpong = static_cast<int64_t>((pick / 120) % 3) - 1; // -1: choose
+  config.pairPrograms = config.persistent && (pick / 720) % 3 == 1;
   FailureOr<OwningOpRef<ModuleOp>> compiled =
       interp::compileWarpSpecialized(*module, config, diagnostics);
+  // Most kernels cannot pair programs; the rest of the pipeline should see
+  // them anyway.
+  if (failed(compiled) && config.pairPrograms &&
+      firstError(diagnostics).find("cannot pair programs") !=
+          std::string::npos) {
+    config.pairPrograms = false;
+    diagnostics.clear();
+    compiled = interp::compileWarpSpecialized(*module, config, diagnostics);
+  }
   if (failed(compiled)) {
     outcome.stage = Stage::PipelineError;
     outcome.summary = firstError(diagnostics);

@@ -111,6 +111,14 @@ cl::opt<bool> persistent(
              "that walks program ids itself is left as written)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<bool> pairPrograms(
+    "pair-programs",
+    cl::desc("Run programs of adjacent program_id(0) in pairs, one CTA "
+             "loading once the tiles both read (e.g. a GEMM's B tile): the "
+             "bytes per flop of a tile twice as tall (needs --persistent; an "
+             "error where the kernel cannot, with the reason; default: off)"),
+    cl::init(false), cl::cat(tawacCategory));
+
 cl::opt<int64_t> cluster(
     "cluster",
     cl::desc("CTAs per cluster: 2 runs a persistent kernel as 2-CTA clusters "
@@ -215,6 +223,12 @@ int main(int argc, char **argv) {
                  << ")\n";
     return 1;
   }
+  if (pairPrograms && !persistent) {
+    llvm::errs() << "tawac: error: --pair-programs needs a persistent kernel "
+                    "(the caller's program grid stays the original one); "
+                    "drop --persistent=false\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   tawa::registerAllDialects(registry);
@@ -275,6 +289,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.mmaDepth = mmaDepth;
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
+    options.warpSpecialization.pairPrograms = pairPrograms;
     options.warpSpecialization.schedule = schedule;
     options.cluster = cluster;
     options.warpSpecialization.pingpong =

@@ -59,6 +59,8 @@ struct KernelMetadata {
   bool pingpong = false;
   /// CTAs per cluster along x (2: -tawa-cluster-multicast).
   int64_t cluster = 1;
+  /// Programs of adjacent x run in pairs (-tawa-program-pairing).
+  bool pairedPrograms = false;
   std::optional<KernelResources> resources;
 };
 

@@ -39,12 +39,23 @@ inline constexpr llvm::StringLiteral kPingPongAttr = "tawa.pingpong";
 /// -tawa-persistent-programs wraps around a kernel body.
 inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";
 
+/// Unit attribute on a kernel whose programs -tawa-program-pairing paired
+/// along x: -tawa-persistent-programs walks ceil(nx / 2) * ny * nz pairs.
+inline constexpr llvm::StringLiteral kPairedProgramsAttr =
+    "tawa.paired_programs";
+
+/// Whether `func` walks program ids itself: a loop whose bounds or initial
+/// loop-carried values derive from `tt.get_program_id` (the user's
+/// persistent and grouped GEMMs).
+bool walksProgramsItself(mlir::Operation *func);
+
 /// Whether `op` is annotated as executing in partition `p`.
 bool isInPartition(mlir::Operation *op, int32_t p);
 
 /// The cooperative consumer warp groups chosen when none are asked for (and
-/// no ping-pong): the fewest, at most 2, whose 64-row share of the largest
-/// `tt.dot` accumulator under `root` fits in 128 fp32 registers per thread.
+/// no ping-pong): 2 where the accumulators live at once under `root` (those
+/// one loop carries, together) take more than 128 fp32 registers per thread
+/// of one group and every accumulator splits into 64-row halves, else 1.
 /// LoopDistribution applies it; OptimalSchedule, which runs before, costs
 /// accumulators with it.
 int64_t defaultConsumerGroups(mlir::Operation *root);

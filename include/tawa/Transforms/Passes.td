@@ -17,6 +17,34 @@ def SupportedSubsetCheck : Pass<"tawa-check-supported", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tawa::tt::TTDialect"];
 }
 
+def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
+  let summary = "run two programs of adjacent x in one, sharing what they both load";
+  let description = [{
+    Two programs that differ only in `tt.get_program_id x` (x = 2q and
+    2q + 1) run as one: every operation that does not depend on x (the B
+    operand's TMA load of a GEMM whose A rows are x * BM, the loop bounds)
+    runs once for both, the rest twice, and the two main (K) loops become
+    one loop with both programs' loop-carried values, so that each shared
+    tile is loaded once per pair instead of once per program (a 128 x 128
+    tile pair reads as many bytes per flop as one 256 x 128 tile). The
+    second program's epilogue runs only where 2q + 1 is a program of the
+    grid (`scf.if`); its K-loop loads run either way (TMA loads outside a
+    tensor read zeros; the rows of another batch are harmless to read).
+
+    The function gets the unit attribute `tawa.paired_programs`, and
+    `-tawa-persistent-programs` (which must follow: the program grid the
+    caller launches stays the original one) then walks ceil(nx / 2) * ny *
+    nz pairs. Requirements, each an error at the user's line where the
+    kernel does not meet it: the kernel reads `tt.get_program_id x` and
+    does not walk program ids itself; its body has one top-level `scf.for`
+    with a `tt.dot` (the K loop) whose bounds do not depend on x and which
+    stores nothing and loads through pointers only what does not depend on
+    x; nothing before that loop stores; no TMA load follows it.
+  }];
+  let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> {
   let summary = "turn a kernel of one program per tile into a persistent one";
   let description = [{
@@ -30,6 +58,10 @@ def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> 
     of a Triton launch) and `tt.get_num_programs` the program grid. The
     aref rings then keep their state across a CTA's tiles, so the producer
     loads the next tile while the consumers run the epilogue.
+
+    After -tawa-program-pairing (function attribute `tawa.paired_programs`)
+    the loop walks ceil(nx / 2) * ny * nz pairs instead, x of a pair being
+    t mod ceil(nx / 2), while `tt.get_num_programs x` still reads nx.
 
     A kernel that already walks program ids itself (a loop whose bounds or
     loop-carried values derive from `tt.get_program_id`, as the user's

@@ -35,6 +35,10 @@ struct WarpSpecializationOptions {
   /// Make a kernel of one program per tile persistent (one CTA per SM
   /// walking the program grid) unless it walks program ids itself.
   bool persistent = true;
+  /// Run programs of adjacent x in pairs that share the tiles both load
+  /// (-tawa-program-pairing; needs `persistent`: tawa::compile refuses the
+  /// pair without it, and the pipeline adds pairing only with it).
+  bool pairPrograms = false;
 };
 
 /// The supported-subset check (module level).
