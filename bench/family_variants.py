@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Grouped GEMM sample (the shapes of gemm_bench.py --family): several tawa
-configurations against Triton's best configuration of the same source, timed
-in interleaved rounds (medians), then the default, the two fastest
-configurations and Triton each run back to back for a few seconds while
-nvidia-smi samples power and SM clock (bench/sustained_family.py):
+"""Batched or grouped GEMM sample (the shapes of gemm_bench.py --family):
+several tawa configurations against Triton's best configuration of the same
+source, timed in interleaved rounds (medians), then the default, the two
+fastest configurations and Triton each run back to back for a few seconds
+while nvidia-smi samples power and SM clock (bench/sustained_family.py):
 
-    bench/grouped_variants.py --manifest build-kernels/manifest.json \\
-        --config default --config PP --config D6P1 --extra D5P1=build-exp/g_D5P1.json
+    bench/family_variants.py --manifest build-kernels/manifest.json --workload batched \\
+        --config default --config PAIR --config PP
+    bench/family_variants.py --manifest build-kernels/manifest.json --workload grouped \\
+        --config default --config PP --extra D5P1=build-exp/g_D5P1.json
 
 Every kernel's output is checked against a float32 product first (NaN-
 poisoned, relative error below 1e-2)."""
@@ -26,19 +28,33 @@ from gemm_bench import interleaved, load_jit_functions, median_ms  # noqa: E402
 from sustained_family import sustained  # noqa: E402
 
 
+def operands(workload, bufs):
+    """Per-product (A, B, C) views of a launch's buffers: the grouped
+    sample's lists, or the batched sample's 8 batches stacked along rows."""
+    if workload == "grouped":
+        return bufs[0], bufs[1], bufs[2]
+    a, b, c = bufs[0], bufs[1], bufs[2]
+    bt = 8  # family_launch.batched: 8 batches of 2048 x 2048 x 4096
+    m, n = a.shape[0] // bt, b.shape[0] // bt
+    return ([a[i * m:(i + 1) * m] for i in range(bt)], [b[i * n:(i + 1) * n] for i in range(bt)],
+            [c[i * m:(i + 1) * m] for i in range(bt)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--manifest", required=True)
+    ap.add_argument("--workload", choices=["batched", "grouped"], default="grouped")
     ap.add_argument("--config", action="append", default=[],
-                    help="a configuration of shared/gemm_grouped in the manifest (repeatable)")
+                    help="a configuration of the sample in the manifest (repeatable)")
     ap.add_argument("--extra", action="append", default=[],
-                    help="NAME=METADATA.json: another compiled grouped kernel (repeatable)")
+                    help="NAME=METADATA.json: another compiled kernel of the sample (repeatable)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3.0)
     args = ap.parse_args()
     base = os.path.dirname(os.path.abspath(args.manifest))
-    kerns = {c: os.path.join(base, "shared", "gemm_grouped", c + ".json")
+    kerns = {c: os.path.join(base, "shared", "gemm_" + args.workload, c + ".json")
              for c in (args.config or ["default"])}
+    launch = getattr(family_launch, args.workload)
     for e in args.extra:
         name, path = e.split("=", 1)
         kerns[name] = path
@@ -48,8 +64,8 @@ def main():
     fns, keep = {}, []
     for name, path in kerns.items():
         kern = workloads.Loaded(path)
-        tawa, _, flops, bufs = family_launch.grouped(kern, tk, 8, 3)
-        As, Bs, Cs = bufs[0], bufs[1], bufs[2]
+        tawa, _, flops, bufs = launch(kern, tk, 8, 3)
+        As, Bs, Cs = operands(args.workload, bufs)
         for c in Cs:
             c.fill_(float("nan"))
         tawa()
@@ -64,7 +80,7 @@ def main():
     best = None
     first = workloads.Loaded(next(iter(kerns.values())))
     for w, s in [(4, 3), (8, 3), (8, 4)]:
-        _, tri, flops, bufs = family_launch.grouped(first, tk, w, s)
+        _, tri, flops, bufs = launch(first, tk, w, s)
         tri()
         torch.cuda.synchronize()
         t = median_ms(tri)
