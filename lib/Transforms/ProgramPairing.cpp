@@ -199,13 +199,26 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     // After it: the second program's epilogue, where it is a program.
     Operation *terminator = body.getTerminator();
     SmallVector<Operation *> epilogue;
+    bool written = false;
     for (Operation *op = fusedLoop->getNextNode(); op != terminator;
-         op = op->getNextNode())
+         op = op->getNextNode()) {
+      bool writes = writesMemory(op);
       if (varying.reads(op)) {
         epilogue.push_back(op);
         for (Value r : op->getResults())
           varying.values.insert(r);
+      } else if (writes) {
+        // Once for both programs, it would move before the second
+        // program's earlier stores.
+        return fail(op, "a store after the K loop does not depend on "
+                        "program_id(0)");
+      } else if (written && !isMemoryEffectFree(op)) {
+        // Shared, it would read before the second program's stores.
+        return fail(op, "a load after a store does not depend on "
+                        "program_id(0)");
       }
+      written |= writes;
+    }
     OpBuilder end(terminator);
     auto ifOp = scf::IfOp::create(end, loc, TypeRange{}, second,
                                   /*withElseRegion=*/false);

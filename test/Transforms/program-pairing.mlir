@@ -198,3 +198,25 @@ tt.func @walks_itself(%a: !tt.tensordesc<tensor<64x64xf16>>, %b: !tt.tensordesc<
   }
   tt.return
 }
+
+// -----
+
+// A store that does not depend on x would run once for both programs,
+// before the second one's own stores.
+tt.func @shared_store(%a: !tt.tensordesc<tensor<64x64xf16>>, %b: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensordesc<tensor<64x64xf32>>, %K: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %pm = tt.get_program_id x : i32
+  %row = arith.muli %pm, %c64 : i32
+  %r = scf.for %k = %c0 to %K step %c64 iter_args(%x = %zero) -> (tensor<64x64xf32>) : i32 {
+    %t = tt.descriptor_load %a[%row, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %u = tt.descriptor_load %b[%c0, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %d = tt.dot %t, %u, %x : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  tt.descriptor_store %c[%row, %c0], %r : !tt.tensordesc<tensor<64x64xf32>>, tensor<64x64xf32>
+  // expected-error @below {{cannot pair programs: a store after the K loop does not depend on program_id(0)}}
+  tt.descriptor_store %c[%c0, %c0], %zero : !tt.tensordesc<tensor<64x64xf32>>, tensor<64x64xf32>
+  tt.return
+}

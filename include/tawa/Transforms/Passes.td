@@ -39,7 +39,8 @@ def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
     does not walk program ids itself; its body has one top-level `scf.for`
     with a `tt.dot` (the K loop) whose bounds do not depend on x and which
     stores nothing and loads through pointers only what does not depend on
-    x; nothing before that loop stores; no TMA load follows it.
+    x; nothing before that loop stores; no TMA load follows it; every store
+    after it depends on x, and so does every load after a store there.
   }];
   let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
