@@ -141,6 +141,11 @@ def main():
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     bad = [e for e in entries if e["error"]]
+    # ptxas's "potential performance loss" (e.g. C7515: wgmma serialized)
+    # does not fail a build, but a kernel with one is not worth timing.
+    slow = [e["id"] for e in entries if "performance loss" in (e["warnings"] or "")]
+    for kid in slow:
+        print(f"make_kernels: warning: ptxas reports a potential performance loss in {kid}")
     print(f"make_kernels: {len(entries) - len(bad)} compiled, {len(bad)} rejected -> {args.out}")
     for e in bad:
         print(f"  {e['id']}: {e['error'].splitlines()[0]}")

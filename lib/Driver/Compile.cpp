@@ -37,6 +37,12 @@ KernelResources parsePtxasResources(llvm::StringRef log) {
   }
   if (stack.match(log, &m))
     llvm::to_integer(m[1], r.stackBytes);
+  llvm::Regex loss("\\((C[0-9]+)\\) Potential Performance Loss");
+  llvm::SmallVector<llvm::StringRef> lines;
+  log.split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (loss.match(line, &m))
+      r.performanceWarnings.push_back(m[1].str());
   return r;
 }
 

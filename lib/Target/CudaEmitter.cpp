@@ -1971,6 +1971,12 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes
          << ", \"spill_load_bytes\": " << md.resources->spillLoadBytes
          << ", \"stack_bytes\": " << md.resources->stackBytes;
+  if (md.resources && !md.resources->performanceWarnings.empty()) {
+    json << ", \"ptxas_performance_warnings\": [";
+    for (auto [i, code] : llvm::enumerate(md.resources->performanceWarnings))
+      json << (i ? ", " : "") << "\"" << code << "\"";
+    json << "]";
+  }
   json << "}\n}\n";
 }
 

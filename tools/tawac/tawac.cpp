@@ -190,6 +190,16 @@ int writeKernel(const tawa::CompiledKernel &kernel, StringRef stem) {
   default:
     if (printResources)
       llvm::errs() << kernel.ptxasLog;
+    // A serialized wgmma pipeline costs most of the tensor cores: say so
+    // even without --print-resources.
+    if (kernel.metadata.resources)
+      for (const std::string &code :
+           kernel.metadata.resources->performanceWarnings)
+        llvm::errs() << "tawac: warning: ptxas reports a potential "
+                        "performance loss ("
+                     << code
+                     << "; --print-resources shows its message) in kernel '"
+                     << kernel.metadata.kernel << "'\n";
     return writeFile(outputFile,
                      StringRef(kernel.cubin.data(), kernel.cubin.size())) &&
                    writeFile((stem + ".json").str(), json)

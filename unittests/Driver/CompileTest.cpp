@@ -63,6 +63,30 @@ TEST_F(CompileTest, CubinWithMetadataAndResources) {
   std::string json = k->metadataJson();
   EXPECT_NE(json.find("\"cubin\": \"gemm.cubin\""), std::string::npos);
   EXPECT_NE(json.find("\"spill_store_bytes\": 0"), std::string::npos);
+  // The default kernel keeps its wgmma pipeline.
+  EXPECT_TRUE(k->metadata.resources->performanceWarnings.empty());
+  EXPECT_EQ(json.find("ptxas_performance_warnings"), std::string::npos);
+}
+
+TEST(PtxasResources, ParsesTheReportAndPerformanceLosses) {
+  tawa::KernelResources r = tawa::parsePtxasResources(
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async "
+      "instructions are serialized due to non wgmma instructions defining "
+      "accumulator registers of a wgmma between start and end of the "
+      "pipeline stage in the function 'k'\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+      "ptxas info    : Function properties for k\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 16 barriers\n");
+  EXPECT_EQ(r.registers, 168);
+  EXPECT_EQ(r.spillStoreBytes, 8);
+  EXPECT_EQ(r.spillLoadBytes, 4);
+  EXPECT_EQ(r.stackBytes, 16);
+  ASSERT_EQ(r.performanceWarnings.size(), 1u);
+  EXPECT_EQ(r.performanceWarnings[0], "C7515");
+  tawa::KernelResources clean =
+      tawa::parsePtxasResources("ptxas info    : Used 40 registers\n");
+  EXPECT_TRUE(clean.performanceWarnings.empty());
 }
 
 TEST_F(CompileTest, OptionsReachThePasses) {

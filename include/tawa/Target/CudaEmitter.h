@@ -39,6 +39,10 @@ struct KernelResources {
   int64_t registers = -1;
   int64_t spillStoreBytes = 0, spillLoadBytes = 0;
   int64_t stackBytes = 0;
+  /// ptxas's "Potential Performance Loss" reports, e.g. "C7515" (wgmma
+  /// serialized because other instructions write an accumulator in flight):
+  /// the message codes, in the log's order.
+  std::vector<std::string> performanceWarnings;
 };
 
 /// What a launcher needs to know of an emitted kernel, plus the choices the
