@@ -827,11 +827,12 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
   SmallVector<std::string> vars;
   SmallVector<Acc> lazyAfter;
   // Accumulator chains: loop-carried tensors that feed a product directly.
-  int64_t chains = llvm::count_if(op.getRegionIterArgs(), [&](Value arg) {
+  auto feedsProduct = [&](Value arg) {
     return isa<RankedTensorType>(arg.getType()) && arg.hasOneUse() &&
            isa<DotAsyncOp>(*arg.getUsers().begin()) &&
            arg.getUsers().begin()->getBlock() == op.getBody();
-  });
+  };
+  int64_t chains = llvm::count_if(op.getRegionIterArgs(), feedsProduct);
   for (auto [init, arg, res] :
        llvm::zip(op.getInitArgs(), op.getRegionIterArgs(), op.getResults())) {
     if (isa<RankedTensorType>(arg.getType())) {
@@ -845,8 +846,7 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
       // that fill after the loop makes ptxas serialize every wgmma (C7515),
       // so those are zeroed before the loop instead.
       bool lazy = chains == 1 && !accs.count(init) && isZeroSplat(init) &&
-                  arg.hasOneUse() && isa<DotAsyncOp>(*arg.getUsers().begin()) &&
-                  arg.getUsers().begin()->getBlock() == op.getBody();
+                  feedsProduct(arg);
       FailureOr<Acc> acc = accOf(init, op, /*fill=*/!lazy);
       if (failed(acc))
         return failure();

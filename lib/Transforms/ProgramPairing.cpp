@@ -68,10 +68,9 @@ struct Varying {
     WalkResult r = op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands()) {
         Operation *def = operand.getDefiningOp();
-        Region *defRegion = operand.getParentRegion();
-        bool inside = def ? op->isAncestor(def)
-                          : op->isProperAncestor(defRegion->getParentOp()) ||
-                                defRegion->getParentOp() == op;
+        bool inside =
+            def ? op->isAncestor(def)
+                : op->isAncestor(operand.getParentRegion()->getParentOp());
         if (!inside && values.contains(operand))
           return WalkResult::interrupt();
       }
@@ -112,8 +111,7 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     // The K loop: the one top-level loop with a product.
     scf::ForOp kLoop;
     for (auto forOp : body.getOps<scf::ForOp>()) {
-      if (forOp.getBody()->getOps<tt::DotOp>().empty() &&
-          !forOp->walk([](tt::DotOp) { return WalkResult::interrupt(); })
+      if (!forOp->walk([](tt::DotOp) { return WalkResult::interrupt(); })
                .wasInterrupted())
         continue;
       if (kLoop)
@@ -150,7 +148,6 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
 
     // Checks before anything else changes.
     {
-      llvm::DenseSet<Value> seen;
       Varying probe = varying;
       for (Operation *op = firstOriginal; op != kLoop; op = op->getNextNode()) {
         if (writesMemory(op))
@@ -184,23 +181,22 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       if (varying.reads(op)) {
         OpBuilder after(op->getContext());
         after.setInsertionPointAfter(op);
-        Operation *clone = after.clone(*op, copy);
-        for (auto [r, c] : llvm::zip(op->getResults(), clone->getResults())) {
+        after.clone(*op, copy);
+        for (Value r : op->getResults())
           varying.values.insert(r);
-          (void)c;
-        }
       }
       op = next;
     }
 
-    if (failed(fuseKLoop(kLoop, varying, copy)))
+    FailureOr<scf::ForOp> fusedLoop = fuseKLoop(kLoop, varying, copy);
+    if (failed(fusedLoop))
       return failure();
 
     // After it: the second program's epilogue, where it is a program.
     Operation *terminator = body.getTerminator();
     SmallVector<Operation *> epilogue;
     bool written = false;
-    for (Operation *op = fusedLoop->getNextNode(); op != terminator;
+    for (Operation *op = (*fusedLoop)->getNextNode(); op != terminator;
          op = op->getNextNode()) {
       bool writes = writesMemory(op);
       if (varying.reads(op)) {
@@ -229,12 +225,11 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     return success();
   }
 
-  scf::ForOp fusedLoop;
-
   /// Replaces `loop` by one loop that runs both programs' iterations: the
   /// loop-carried values the second program computes differently get a
   /// second iteration argument; the body's ops that read one are cloned.
-  LogicalResult fuseKLoop(scf::ForOp loop, Varying &varying, IRMapping &copy) {
+  FailureOr<scf::ForOp> fuseKLoop(scf::ForOp loop, Varying &varying,
+                                  IRMapping &copy) {
     Block *body = loop.getBody();
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     unsigned n = loop.getNumRegionIterArgs();
@@ -260,12 +255,10 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
         }
       settled = inside;
     }
-    auto inside0 = [&](tt::DescriptorLoadOp load) {
-      return settled.values.contains(load.getResult());
-    };
-    bool sharesTile =
-        llvm::any_of(body->getOps<tt::DescriptorLoadOp>(),
-                     [&](tt::DescriptorLoadOp load) { return !inside0(load); });
+    bool sharesTile = llvm::any_of(
+        body->getOps<tt::DescriptorLoadOp>(), [&](tt::DescriptorLoadOp load) {
+          return !settled.values.contains(load.getResult());
+        });
     if (!sharesTile)
       return fail(loop, "every tile the K loop loads depends on "
                         "program_id(0): the pair would share none");
@@ -293,22 +286,19 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     IRMapping first; // the first program's values inside the new body
     first.map(loop.getInductionVar(), fused.getInductionVar());
     copy.map(loop.getInductionVar(), fused.getInductionVar());
-    Varying inside = varying;
     for (unsigned i = 0; i < n; ++i) {
       first.map(loop.getRegionIterArgs()[i], fused.getRegionIterArgs()[i]);
       copy.map(loop.getRegionIterArgs()[i], fused.getRegionIterArgs()[i]);
     }
-    for (auto [k, i] : llvm::enumerate(second)) {
+    for (auto [k, i] : llvm::enumerate(second))
       copy.map(loop.getRegionIterArgs()[i], fused.getRegionIterArgs()[n + k]);
-      inside.values.insert(loop.getRegionIterArgs()[i]);
-    }
     OpBuilder fb = OpBuilder::atBlockEnd(fusedBody);
     for (Operation &op : body->without_terminator()) {
       Operation *one = fb.clone(op, first);
-      if (inside.reads(&op)) {
+      // `settled` holds every value of the body the second program computes
+      // differently (the fixed point above).
+      if (settled.reads(&op)) {
         fb.clone(op, copy);
-        for (Value r : op.getResults())
-          inside.values.insert(r);
       } else {
         for (auto [r, c] : llvm::zip(op.getResults(), one->getResults()))
           copy.map(r, c);
@@ -329,8 +319,7 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       varying.values.insert(fused.getResult(i));
     }
     loop.erase();
-    fusedLoop = fused;
-    return success();
+    return fused;
   }
 };
 
