@@ -75,6 +75,8 @@ def configs(sweep):
         out.append(("PPD6P1", ["--pingpong", "--aref-depth=6", "--mma-depth=1"]))
         # Programs of adjacent x in pairs sharing their B tiles.
         out.append(("PAIR", ["--pair-programs"]))
+        # The kernel's own tile walk in its own (row-major) order.
+        out.append(("NOSW", ["--tile-swizzle=1"]))
     return out
 
 
@@ -121,6 +123,9 @@ def main():
             # on program_id(0) (the batched and bias samples; the others map
             # one program id to both tile coordinates).
             if name == "PAIR" and not any(t in kid for t in ("batched", "bias_relu")):
+                continue
+            # Only the samples that walk their own tiles have an order to keep.
+            if name == "NOSW" and not any(t in kid for t in ("grouped", "persistent")):
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:

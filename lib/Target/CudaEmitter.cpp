@@ -1890,6 +1890,8 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   md.cluster = clusterSize;
   md.programsGrid = programsGrid;
   md.pairedPrograms = func->hasAttr("tawa.paired_programs");
+  if (auto swizzle = func->getAttrOfType<IntegerAttr>("tawa.tile_swizzle"))
+    md.tileSwizzle = swizzle.getInt();
   for (Operation &op : entry)
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
       md.arefDepth = std::max<int64_t>(
@@ -1966,6 +1968,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
        << ", \"cluster\": " << md.cluster;
   if (md.pairedPrograms)
     json << ", \"paired_programs\": true";
+  if (md.tileSwizzle)
+    json << ", \"tile_swizzle\": " << md.tileSwizzle;
   if (md.resources)
     json << ", \"registers\": " << md.resources->registers
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes

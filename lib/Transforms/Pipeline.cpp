@@ -22,6 +22,11 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   MmaPipelineOptions pipeline;
   pipeline.mmaDepth = options.mmaDepth;
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();
+  if (options.tileSwizzle > 1) {
+    TileSwizzleOptions swizzle;
+    swizzle.groupRows = options.tileSwizzle;
+    funcPm.addPass(createTileSwizzle(swizzle));
+  }
   if (options.persistent && options.pairPrograms)
     funcPm.addPass(createProgramPairing());
   if (options.persistent)

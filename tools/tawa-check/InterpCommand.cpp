@@ -64,6 +64,9 @@ Options:
                        makes such a kernel persistent)
   --pair-programs      run programs of adjacent x in pairs that share the
                        tiles both load (tawac --pair-programs; persistent)
+  --tile-swizzle N     walk a kernel's own row-major tile loop N tile rows
+                       at a time (tawac --tile-swizzle; default 8, 1 keeps
+                       the kernel's order; applies to --sweep too)
   --ctas N             CTAs that run a persistent compiled kernel over the
                        grid's programs (default: half of them, rounded up)
   --sweep              instead of one configuration, every one the compiler
@@ -151,6 +154,9 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
          (c.pingpong == 1 ? " pingpong" : "") +
          (c.persistent ? "" : " non-persistent") +
          (c.pairPrograms ? " paired" : "") +
+         (c.tileSwizzle != tawa::WarpSpecializationOptions().tileSwizzle
+              ? " tile-swizzle=" + std::to_string(c.tileSwizzle)
+              : "") +
          (c.schedule == tawa::WarpSpecializationOptions::Schedule::Optimal
               ? " optimal"
               : "");
@@ -158,7 +164,8 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
 
 /// Every configuration the compiler accepts (and some it rejects, which the
 /// sweep lists as such).
-std::vector<tawa::WarpSpecializationOptions> sweepConfigurations() {
+std::vector<tawa::WarpSpecializationOptions>
+sweepConfigurations(int64_t tileSwizzle) {
   std::vector<tawa::WarpSpecializationOptions> configs;
   for (bool persistent : {true, false})
     for (int64_t d = 1; d <= 4; ++d)
@@ -174,6 +181,7 @@ std::vector<tawa::WarpSpecializationOptions> sweepConfigurations() {
             cfg.consumerGroups = c;
             cfg.persistent = persistent;
             cfg.pingpong = pingpong ? 1 : 0;
+            cfg.tileSwizzle = tileSwizzle;
             configs.push_back(cfg);
           }
   return configs;
@@ -283,6 +291,8 @@ int interpCommand(int argc, char **argv) {
     } else if (arg == "--pair-programs") {
       config.pairPrograms = true;
       configGiven = true;
+    } else if (arg == "--tile-swizzle") {
+      config.tileSwizzle = parseInteger(arg, value(), 1, 64);
     } else if (arg == "--ctas") {
       options.ctas = parseInteger(arg, value(), 1, 1 << 20);
     } else if (arg == "--sweep") {
@@ -374,7 +384,7 @@ int interpCommand(int argc, char **argv) {
       return 1;
     verdicts.emplace_back("ws-ir " + wsIrPath, dc.check(*ws));
   } else if (sweep) {
-    for (const tawa::WarpSpecializationOptions &cfg : sweepConfigurations()) {
+    for (const tawa::WarpSpecializationOptions &cfg : sweepConfigurations(config.tileSwizzle)) {
       verdicts.emplace_back(configName(cfg), dc.checkConfiguration(cfg));
       printVerdict(verdicts.back().first, verdicts.back().second,
                    options.schedules);

@@ -150,6 +150,9 @@ Outcome runOneInput(StringRef input) {
   config.persistent = (pick / 60) % 2 == 0;
   config.pingpong = static_cast<int64_t>((pick / 120) % 3) - 1; // -1: choose
   config.pairPrograms = config.persistent && (pick / 720) % 3 == 1;
+  // The tile walk's group rows (8: the default; 1: the kernel's order).
+  static const int64_t swizzles[] = {8, 2, 3, 1};
+  config.tileSwizzle = swizzles[(pick / 2160) % 4];
   FailureOr<OwningOpRef<ModuleOp>> compiled =
       interp::compileWarpSpecialized(*module, config, diagnostics);
   // Most kernels cannot pair programs; the rest of the pipeline should see

@@ -119,6 +119,15 @@ cl::opt<bool> pairPrograms(
              "error where the kernel cannot, with the reason; default: off)"),
     cl::init(false), cl::cat(tawacCategory));
 
+cl::opt<int64_t> tileSwizzle(
+    "tile-swizzle",
+    cl::desc("Where the kernel walks its own tiles row-major (a persistent "
+             "tile loop; Triton's grouped-GEMM idiom), walk them N tile rows "
+             "at a time so that consecutive tiles share operands in L2; the "
+             "same tiles are computed, guarded at run time by a grid that "
+             "covers the walk (default: 8; 1 keeps the kernel's order)"),
+    cl::value_desc("N"), cl::init(8), cl::cat(tawacCategory));
+
 cl::opt<int64_t> cluster(
     "cluster",
     cl::desc("CTAs per cluster: 2 runs a persistent kernel as 2-CTA clusters "
@@ -233,6 +242,11 @@ int main(int argc, char **argv) {
                  << ")\n";
     return 1;
   }
+  if (tileSwizzle < 1 || tileSwizzle > 64) {
+    llvm::errs() << "tawac: error: --tile-swizzle must be 1 to 64 (got "
+                 << tileSwizzle << ")\n";
+    return 1;
+  }
   if (pairPrograms && !persistent) {
     llvm::errs() << "tawac: error: --pair-programs needs a persistent kernel "
                     "(the caller's program grid stays the original one); "
@@ -300,6 +314,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
     options.warpSpecialization.pairPrograms = pairPrograms;
+    options.warpSpecialization.tileSwizzle = tileSwizzle;
     options.warpSpecialization.schedule = schedule;
     options.cluster = cluster;
     options.warpSpecialization.pingpong =

@@ -65,6 +65,9 @@ struct KernelMetadata {
   int64_t cluster = 1;
   /// Programs of adjacent x run in pairs (-tawa-program-pairing).
   bool pairedPrograms = false;
+  /// Tile rows per group of the kernel's own tile walk, reordered by
+  /// -tawa-tile-swizzle (0: the kernel's order).
+  int64_t tileSwizzle = 0;
   std::optional<KernelResources> resources;
 };
 

@@ -44,6 +44,10 @@ inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";
 inline constexpr llvm::StringLiteral kPairedProgramsAttr =
     "tawa.paired_programs";
 
+/// Integer attribute (the group's tile rows) on a kernel whose own tile
+/// walk -tawa-tile-swizzle reordered for L2 reuse.
+inline constexpr llvm::StringLiteral kTileSwizzleAttr = "tawa.tile_swizzle";
+
 /// Whether `func` walks program ids itself: a loop whose bounds or initial
 /// loop-carried values derive from `tt.get_program_id` (the user's
 /// persistent and grouped GEMMs).

@@ -17,6 +17,40 @@ def SupportedSubsetCheck : Pass<"tawa-check-supported", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tawa::tt::TTDialect"];
 }
 
+def TileSwizzle : Pass<"tawa-tile-swizzle", "::tawa::tt::FuncOp"> {
+  let summary = "walk a user's row-major persistent tile loop in groups of rows, for L2 reuse";
+  let description = [{
+    A kernel that walks its tiles itself, `for tile = program_id(x) to R * C
+    step S` (or Triton's grouped-GEMM idiom: an `scf.while` over each window
+    `last <= tile < last + R * C` of a loop over windows, `t = tile - last`)
+    and splits the index row-major, `row = t / C, col = t % C`, computes
+    each wave of about S tiles over a few rows and all C columns, so every
+    wave streams the whole B operand through L2. This pass maps t to
+    (row, col) in groups of `group-rows` rows instead (the order of
+    Triton's matmul tutorial): a bijection of [0, R * C), so the same tiles
+    are computed, each by another program and at another time.
+
+    That is only the same kernel where every tile of the walk is visited:
+    a run-time guard keeps the user's order unless S > 0, the grid has at
+    least S programs along x (so that programs start at every index of
+    [0, S)), R and C are positive and C <= 2^27 (no overflow), and, for the
+    grouped walk, no earlier window had a negative size (a flag carried
+    across the windows). The iterations must also be independent tiles:
+    nothing is carried between them but the tile index, t has no use but
+    the split, and the only memory written is one block per tile (a
+    `tt.descriptor_store` at (row * c0, col * c1) with c0, c1 at least the
+    block's extents). Outputs are assumed not to alias inputs, as the
+    persistent pipeline already assumes. Kernels that do not match are left
+    unchanged. The function gets `tawa.tile_swizzle = group-rows`.
+  }];
+  let options = [
+    Option<"groupRows", "group-rows", "int64_t", /*default=*/"8",
+           "tile rows per group; 1 keeps the user's order">
+  ];
+  let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
   let summary = "run two programs of adjacent x in one, sharing what they both load";
   let description = [{

@@ -39,6 +39,10 @@ struct WarpSpecializationOptions {
   /// (-tawa-program-pairing; needs `persistent`: tawa::compile refuses the
   /// pair without it, and the pipeline adds pairing only with it).
   bool pairPrograms = false;
+  /// Walk a user's row-major persistent tile loop in groups of this many
+  /// tile rows (-tawa-tile-swizzle, guarded at run time); 1 keeps the
+  /// user's order.
+  int64_t tileSwizzle = 8;
 };
 
 /// The supported-subset check (module level).
