@@ -96,7 +96,7 @@ fi
 KS=256,512,1024,2048,4096,8192,16384
 [ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
 RESULTS=$B/bench-results
-rm -rf "$RESULTS" "$B/family-grouped.json"
+rm -rf "$RESULTS" "$B"/family-*.json
 # Small shapes first with the runtime's trace on: if the binding crashes, the
 # log shows the last driver call it reached.
 step "python gemm_ref --small (traced)" 120 env TAWA_RUNTIME_TRACE=1 python3 bench/gemm_ref.py \
@@ -129,12 +129,17 @@ if [ -f "$MANIFEST" ]; then
   step "tune: OPT / MMA depths vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
     --rounds 5 --exclude C2 --json "$B/tune.json"
   # The grouped sample's configurations in interleaved rounds: the default
-  # (tile walk in groups of 8 rows), ping-pong, the kernel's own order; and
+  # (tile walk in groups of 8 rows, ping-pong), one consumer group instead
+  # of ping-pong, the kernel's own tile order; and
   # Triton on the same source and, for reference, on the source rewritten
   # to the same tile order.
   step "family: grouped configs vs Triton" 150 python3 bench/family_variants.py \
-    --manifest "$MANIFEST" --workload grouped --config default --config PP --config NOSW \
+    --manifest "$MANIFEST" --workload grouped --config default --config NOPP --config NOSW \
     --triton-tile-order --seconds 2 --json "$B/family-grouped.json"
+  # The batched sample: the default against programs paired along x.
+  step "family: batched configs vs Triton" 120 python3 bench/family_variants.py \
+    --manifest "$MANIFEST" --workload batched --config default --config PAIR \
+    --seconds 2 --json "$B/family-batched.json"
   # Batched, grouped and the fp16 GEMM back to back: power, SM clock, throttle reasons.
   step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \
     --manifest "$MANIFEST" --seconds 4
@@ -166,7 +171,7 @@ if [ -n "$OUT" ]; then
   [ -f "$RESULTS/gemm-ksweep.png" ] && cp "$RESULTS/gemm-ksweep.png" "$OUT/"
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
   [ -f "$B/tune.json" ] && cp "$B/tune.json" "$OUT/"
-  [ -f "$B/family-grouped.json" ] && cp "$B/family-grouped.json" "$OUT/"
+  for f in "$B"/family-*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
 fi
 
 {
@@ -210,15 +215,16 @@ for r in d["rows"]:
         print(f"{r['workload']:>17} tawa {t['tawa']:7.1f}  Triton {t['triton']:7.1f}  {t['tawa'] / t['triton']:6.3f}x")
 PY
   fi
-  if [ -f "$B/family-grouped.json" ]; then
-    python3 - "$B/family-grouped.json" <<'PY'
+  for f in "$B"/family-grouped.json "$B"/family-batched.json; do
+    [ -f "$f" ] || continue
+    python3 - "$f" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(f"\nGrouped GEMM, {d['rounds']} interleaved rounds, TFLOP/s (median) and ratio to Triton on the same source:")
+print(f"\n{d['workload'].capitalize()} GEMM, {d['rounds']} interleaved rounds, TFLOP/s (median) and ratio to Triton on the same source:")
 for name, r in d["configs"].items():
     print(f"{name:>14} {r['tflops']:7.1f} {r['vs_triton']:7.3f}")
 PY
-  fi
+  done
   echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$LOG"
 [ -n "$OUT" ] && cp "$LOG" "$OUT/gpu-suite.log"

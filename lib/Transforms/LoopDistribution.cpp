@@ -690,19 +690,18 @@ LogicalResult Distributor::run() {
 
   if (autoPingpong && consumerGroups == 0) {
     // Ping-pong where one warp group can hold a whole tile's accumulators in
-    // 128 registers per thread (128 x 128 tiles) and the tile loop is the
-    // one tawa made persistent: measured 2-6% faster on the H100 than
-    // splitting the tile (docs/PERFORMANCE.md, tuning).
+    // 128 registers per thread (128 x 128 tiles) and there is a tile loop:
+    // measured 2-6% faster on the H100 than splitting the tile on tawa's
+    // program loop, and 3% faster than one consumer group on the grouped
+    // sample's own loop once its tiles are walked in groups of rows
+    // (docs/PERFORMANCE.md, runs 13 and 14).
     bool fits = accumulatorRegisters(func) <= 128, anyDot = false;
     func.walk([&](tt::DotOp dot) {
       auto acc = cast<RankedTensorType>(dot.getType());
       anyDot = true;
       fits &= acc.getRank() == 2 && acc.getShape()[0] % 64 == 0;
     });
-    // Only on the program loop tawa made: the grouped sample's own tile loop
-    // (device-built descriptors per group) measured slower with ping-pong.
-    pingpong = anyDot && fits && !findTileLoop() &&
-               tileLoop->hasAttr(kProgramLoopAttr);
+    pingpong = anyDot && fits && !findTileLoop();
     if (!pingpong)
       tileLoop = nullptr;
   }

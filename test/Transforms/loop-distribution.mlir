@@ -33,6 +33,7 @@
 
 // SMEM: kernels.py:{{[0-9]+}}:0: error: aref rings of 4 slots need 294912 bytes of shared memory, more than the 232448 of a Hopper CTA; lower --aref-depth
 // RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=GROUPED
+// RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-partition-annotation -tawa-loop-distribution="pingpong=0" -canonicalize | FileCheck %s --check-prefix=GROUPED1
 
 // NOANNOT: error: 'arith.constant' op has no tawa.partition annotation: run -tawa-partition-annotation before -tawa-loop-distribution
 
@@ -156,15 +157,25 @@ tt.func @conditional_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensord
 // ATTN:   tt.descriptor_store
 
 // Grouped GEMM: the producer builds only the A and B descriptors, the
-// consumer only C's; the counter crosses the scf.while tile loop.
-// GROUPED: tawa.warp_specialize partition warps(4) regs(40) {
+// consumers only C's; the counter crosses the scf.while tile loop. By
+// default (128 x 128 tiles, the kernel's own tile loop) two ping-pong
+// consumer partitions take alternate tiles; with pingpong=0 one consumer.
+// GROUPED: tawa.warp_specialize {tawa.pingpong} partition warps(4) regs(40) {
 // GROUPED-COUNT-2: tt.make_tensor_descriptor {{.*}} <tensor<128x64xf16>>
 // GROUPED:   scf.while (%{{.*}} = %{{.*}}, %[[WK:.*]] = %{{.*}}) : (i32, i32) -> (i32, i32)
 // GROUPED:     scf.condition(%{{.*}}) %{{.*}}, %[[WK]] : i32, i32
 // GROUPED:     tawa.aref.put
-// GROUPED: } partition warps(4) regs(232) {
-// GROUPED-NOT: tensor<128x64xf16>>
-// GROUPED:   tt.make_tensor_descriptor {{.*}} <tensor<128x128xf16>>
-// GROUPED:   scf.while
-// GROUPED:     tawa.aref.get
-// GROUPED:     tt.descriptor_store
+// GROUPED-COUNT-2: } partition warps(4) regs(232) {
+// GROUPED-NOT: partition warps
+// GROUPED1: tawa.warp_specialize partition warps(4) regs(40) {
+// GROUPED1-COUNT-2: tt.make_tensor_descriptor {{.*}} <tensor<128x64xf16>>
+// GROUPED1:   scf.while (%{{.*}} = %{{.*}}, %[[WK:.*]] = %{{.*}}) : (i32, i32) -> (i32, i32)
+// GROUPED1:     scf.condition(%{{.*}}) %{{.*}}, %[[WK]] : i32, i32
+// GROUPED1:     tawa.aref.put
+// GROUPED1: } partition warps(4) regs(232) {
+// GROUPED1-NOT: tensor<128x64xf16>>
+// GROUPED1:   tt.make_tensor_descriptor {{.*}} <tensor<128x128xf16>>
+// GROUPED1:   scf.while
+// GROUPED1:     tawa.aref.get
+// GROUPED1:     tt.descriptor_store
+// GROUPED1-NOT: partition warps
