@@ -262,7 +262,9 @@ struct PartitionAnnotation
           int32_t mask = 0;
           if (producer.reached(arg) || producer.reached(res))
             mask |= 1 << kProducer;
-          if (consumer.reached(arg) || consumer.reached(res))
+          // A value no slice reached (a dead counter) is carried where dead
+          // operations go, the consumer, so that its update has its operand.
+          if (consumer.reached(arg) || consumer.reached(res) || mask == 0)
             mask |= 1 << kConsumer;
           masks.push_back(mask);
         }
