@@ -5,12 +5,14 @@
 //     %x = tt.get_program_id x        %cta = tt.get_program_id x
 //     body(%x)                        %ctas = tt.get_num_programs x
 //   }                                 scf.for %t = %cta to %nx*%ny*%nz step %ctas {
-//                                       %x = %t mod %nx, %y = ..., %z = ...
+//                                       %x, %y, %z = t's coordinates
 //                                       body(%x)
 //                                     }
 //
 // The loop makes the kernel persistent without changing what any program
-// computes: every program index below nx * ny * nz runs exactly once.
+// computes: every program index below nx * ny * nz runs exactly once. Where
+// the kernel reads program_id(y), each z plane is walked kGroupX x values at
+// a time (Triton's grouped order, for L2 reuse), else in launch order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +106,11 @@ struct PersistentPrograms
       counts.push_back(body.getArgument(index));
     }
 
+    bool readsY = false;
+    func.walk([&](tt::GetProgramIdOp pid) {
+      readsY |= pid.getAxis() == tt::ProgramIDDim::Y;
+    });
+
     // Move the body (minus its return) into the loop.
     Operation *ret = body.getTerminator();
     SmallVector<Operation *> ops;
@@ -128,6 +135,14 @@ struct PersistentPrograms
     }
     Value xy = arith::MulIOp::create(b, loc, xs, counts[1]);
     Value total = arith::MulIOp::create(b, loc, xy, counts[2]);
+    // The grouped order's loop invariants (below).
+    const int64_t kGroupX = 8;
+    Value group, plane, width;
+    if (readsY) {
+      group = arith::ConstantIntOp::create(b, loc, kGroupX, 32);
+      plane = xy;
+      width = arith::MulIOp::create(b, loc, group, counts[1]);
+    }
     auto loop = scf::ForOp::create(b, loc, cta, total, ctas);
     loop->setAttr(kProgramLoopAttr, b.getUnitAttr());
     Block *loopBody = loop.getBody();
@@ -135,10 +150,30 @@ struct PersistentPrograms
       op->moveBefore(loopBody->getTerminator());
     OpBuilder lb = OpBuilder::atBlockBegin(loopBody);
     Value t = loop.getInductionVar();
-    Value px = arith::RemSIOp::create(lb, loc, t, xs);
-    Value rest = arith::DivSIOp::create(lb, loc, t, xs);
-    Value py = arith::RemSIOp::create(lb, loc, rest, counts[1]);
-    Value pz = arith::DivSIOp::create(lb, loc, rest, counts[1]);
+    Value px, py, pz;
+    if (!readsY) {
+      // Launch order, x fastest.
+      px = arith::RemSIOp::create(lb, loc, t, xs);
+      Value rest = arith::DivSIOp::create(lb, loc, t, xs);
+      py = arith::RemSIOp::create(lb, loc, rest, counts[1]);
+      pz = arith::DivSIOp::create(lb, loc, rest, counts[1]);
+    } else {
+      // A 2-D grid in launch order runs all of x for each y: a wave of CTAs
+      // touches every x block. Within each z plane, x is walked kGroupX at
+      // a time instead (for each y, the group's x values), so that a wave
+      // reuses a few blocks of each operand in L2. A bijection of the
+      // plane; with one x group per plane it is the launch order.
+      pz = arith::DivSIOp::create(lb, loc, t, plane);
+      Value r = arith::RemSIOp::create(lb, loc, t, plane);
+      Value first = arith::MulIOp::create(
+          lb, loc, arith::DivSIOp::create(lb, loc, r, width), group);
+      Value height = arith::MinSIOp::create(
+          lb, loc, arith::SubIOp::create(lb, loc, xs, first), group);
+      Value in = arith::RemSIOp::create(lb, loc, r, width);
+      px = arith::AddIOp::create(
+          lb, loc, first, arith::RemSIOp::create(lb, loc, in, height));
+      py = arith::DivSIOp::create(lb, loc, in, height);
+    }
     Value ids[3] = {px, py, pz};
 
     SmallVector<Operation *> dead;

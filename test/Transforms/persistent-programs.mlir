@@ -10,13 +10,23 @@
 // CHECK-SAME: %[[N:arg[0-9]+]]: i32, %[[NX:arg[0-9]+]]: i32 {tawa.num_programs = 0 : i32}, %[[NY:arg[0-9]+]]: i32 {tawa.num_programs = 1 : i32}, %[[NZ:arg[0-9]+]]: i32 {tawa.num_programs = 2 : i32})
 // CHECK: %[[CTA:.*]] = tt.get_program_id x : i32
 // CHECK: %[[CTAS:.*]] = tt.get_num_programs x : i32
+// A kernel that reads program_id(y) walks each z plane 8 x values at a
+// time: pz = t / (nx ny); r = t mod (nx ny); first = r / (8 ny) * 8;
+// h = min(nx - first, 8); px = first + (r mod 8 ny) mod h; py = (r mod 8 ny) / h.
 // CHECK: %[[XY:.*]] = arith.muli %[[NX]], %[[NY]] : i32
 // CHECK: %[[ALL:.*]] = arith.muli %[[XY]], %[[NZ]] : i32
+// CHECK: %[[W:.*]] = arith.muli %c8_i32, %[[NY]] : i32
 // CHECK: scf.for %[[T:.*]] = %[[CTA]] to %[[ALL]] step %[[CTAS]] : i32 {
-// CHECK: %[[PX:.*]] = arith.remsi %[[T]], %[[NX]] : i32
-// CHECK: %[[R:.*]] = arith.divsi %[[T]], %[[NX]] : i32
-// CHECK: %[[PY:.*]] = arith.remsi %[[R]], %[[NY]] : i32
-// CHECK: %[[PZ:.*]] = arith.divsi %[[R]], %[[NY]] : i32
+// CHECK: %[[PZ:.*]] = arith.divsi %[[T]], %[[XY]] : i32
+// CHECK: %[[R:.*]] = arith.remsi %[[T]], %[[XY]] : i32
+// CHECK: %[[G:.*]] = arith.divsi %[[R]], %[[W]] : i32
+// CHECK: %[[FIRST:.*]] = arith.muli %[[G]], %c8_i32 : i32
+// CHECK: %[[LEFT:.*]] = arith.subi %[[NX]], %[[FIRST]] : i32
+// CHECK: %[[H:.*]] = arith.minsi %[[LEFT]], %c8_i32 : i32
+// CHECK: %[[IN:.*]] = arith.remsi %[[R]], %[[W]] : i32
+// CHECK: %[[OFF:.*]] = arith.remsi %[[IN]], %[[H]] : i32
+// CHECK: %[[PX:.*]] = arith.addi %[[FIRST]], %[[OFF]] : i32
+// CHECK: %[[PY:.*]] = arith.divsi %[[IN]], %[[H]] : i32
 // CHECK: arith.muli %[[PX]], %[[N]]
 // CHECK: arith.addi %{{.*}}, %[[PY]]
 // CHECK: arith.addi %{{.*}}, %[[PZ]]
@@ -36,6 +46,25 @@ tt.func @tile(%out: !tt.ptr<i32>, %n: i32) {
   %d = arith.addi %c, %ny : i32
   %p = tt.addptr %out, %c : !tt.ptr<i32>, i32
   tt.store %p, %d : !tt.ptr<i32>
+  tt.return
+}
+
+// -----
+
+// Without program_id(y): launch order, x fastest.
+// CHECK-LABEL: tt.func @row
+// CHECK-SAME: %[[NX:arg[0-9]+]]: i32 {tawa.num_programs = 0 : i32}, %[[NY:arg[0-9]+]]: i32 {tawa.num_programs = 1 : i32}
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK: %[[PX:.*]] = arith.remsi %[[T]], %[[NX]] : i32
+// CHECK: %[[R:.*]] = arith.divsi %[[T]], %[[NX]] : i32
+// CHECK: arith.remsi %[[R]], %[[NY]] : i32
+// CHECK: arith.divsi %[[R]], %[[NY]] : i32
+// CHECK: tt.addptr %{{.*}}, %[[PX]]
+// CHECK-NOT: arith.minsi
+tt.func @row(%out: !tt.ptr<i32>) {
+  %x = tt.get_program_id x : i32
+  %p = tt.addptr %out, %x : !tt.ptr<i32>, i32
+  tt.store %p, %x : !tt.ptr<i32>
   tt.return
 }
 

@@ -32,13 +32,14 @@
 // CHECK: }
 // CHECK-NEXT: tt.return
 
-// The persistent loop walks ceil(nx / 2) * ny * nz pairs; x of a pair is
-// t mod ceil(nx / 2).
+// The persistent loop walks ceil(nx / 2) * ny * nz pairs, x of a pair in
+// [0, ceil(nx / 2)) (in groups of 8 along x: the kernel reads y).
 // LOOP-LABEL: tt.func @batched
 // LOOP: %[[HX:[0-9]+]] = arith.divsi {{.*}}, %c2_i32
 // LOOP: %[[XY:[0-9]+]] = arith.muli %[[HX]], %arg7
 // LOOP: scf.for %[[T:arg[0-9]+]] = {{.*}} to
-// LOOP: arith.remsi %[[T]], %[[HX]]
+// LOOP: arith.remsi %[[T]], %[[XY]]
+// LOOP: arith.subi %[[HX]],
 // LOOP: arith.cmpi slt, {{.*}}, %arg6
 tt.func @batched(%a: !tt.tensordesc<tensor<128x64xf16>>, %b: !tt.tensordesc<tensor<128x64xf16>>, %c: !tt.tensordesc<tensor<128x128xf16>>, %M: i32, %N: i32, %K: i32) {
   %c0 = arith.constant 0 : i32

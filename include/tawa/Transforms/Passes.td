@@ -89,8 +89,13 @@ def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> 
     launches with (metadata grid kind "programs"), while only min(#SMs,
     programs) CTAs run. The body becomes a loop over program indices
     t = CTA id, CTA id + CTAs, ... below nx * ny * nz; in each iteration
-    `tt.get_program_id x/y/z` read t's coordinates (x fastest, the order
-    of a Triton launch) and `tt.get_num_programs` the program grid. The
+    `tt.get_program_id x/y/z` read t's coordinates and `tt.get_num_programs`
+    the program grid. A kernel that does not read program_id(y) walks them
+    in launch order (x fastest; a 1-D grid's kernel maps its program id to
+    tiles itself, e.g. the GEMM samples' grouped order); one that does
+    walks each z plane 8 x values at a time, for each y the group's x values
+    (Triton's grouped order: a wave of CTAs reuses a few blocks of each
+    operand in L2 instead of touching every x block). The
     aref rings then keep their state across a CTA's tiles, so the producer
     loads the next tile while the consumers run the epilogue.
 
