@@ -18,6 +18,7 @@
 
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/TileOrder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -165,14 +166,7 @@ struct PersistentPrograms
       // plane; with one x group per plane it is the launch order.
       pz = arith::DivSIOp::create(lb, loc, t, plane);
       Value r = arith::RemSIOp::create(lb, loc, t, plane);
-      Value first = arith::MulIOp::create(
-          lb, loc, arith::DivSIOp::create(lb, loc, r, width), group);
-      Value height = arith::MinSIOp::create(
-          lb, loc, arith::SubIOp::create(lb, loc, xs, first), group);
-      Value in = arith::RemSIOp::create(lb, loc, r, width);
-      px = arith::AddIOp::create(
-          lb, loc, first, arith::RemSIOp::create(lb, loc, in, height));
-      py = arith::DivSIOp::create(lb, loc, in, height);
+      std::tie(px, py) = buildGroupedOrder(lb, loc, r, xs, width, group);
     }
     Value ids[3] = {px, py, pz};
 

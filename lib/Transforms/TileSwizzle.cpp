@@ -20,6 +20,7 @@
 
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
+#include "tawa/Transforms/TileOrder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -376,18 +377,8 @@ struct TileSwizzle : public tawa::impl::TileSwizzleBase<TileSwizzle> {
 
     // In the tile body: the tile's row and column, G rows at a time.
     b.setInsertionPoint(walk->row);
-    Value t = walk->row.getLhs();
-    Value first = arith::MulIOp::create(
-        b, loc, arith::DivSIOp::create(b, loc, t, width), group);
-    Value height = arith::MaxSIOp::create(
-        b, loc,
-        arith::MinSIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, safeRows, first), group),
-        one);
-    Value inGroup = arith::RemSIOp::create(b, loc, t, width);
-    Value row = arith::AddIOp::create(
-        b, loc, first, arith::RemSIOp::create(b, loc, inGroup, height));
-    Value col = arith::DivSIOp::create(b, loc, inGroup, height);
+    auto [row, col] = buildGroupedOrder(b, loc, walk->row.getLhs(), safeRows,
+                                        width, group, /*minHeight=*/one);
     b.setInsertionPointAfter(walk->col->isBeforeInBlock(walk->row)
                                  ? walk->row.getOperation()
                                  : walk->col.getOperation());
@@ -404,3 +395,20 @@ struct TileSwizzle : public tawa::impl::TileSwizzleBase<TileSwizzle> {
 };
 
 } // namespace
+
+std::pair<Value, Value> tawa::buildGroupedOrder(OpBuilder &b, Location loc,
+                                                Value t, Value rows,
+                                                Value width, Value group,
+                                                Value minHeight) {
+  Value first = arith::MulIOp::create(
+      b, loc, arith::DivSIOp::create(b, loc, t, width), group);
+  Value height = arith::MinSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rows, first), group);
+  if (minHeight)
+    height = arith::MaxSIOp::create(b, loc, height, minHeight);
+  Value in = arith::RemSIOp::create(b, loc, t, width);
+  Value row = arith::AddIOp::create(
+      b, loc, first, arith::RemSIOp::create(b, loc, in, height));
+  Value col = arith::DivSIOp::create(b, loc, in, height);
+  return {row, col};
+}
