@@ -8,7 +8,7 @@ while nvidia-smi samples power and SM clock (bench/sustained_family.py):
     bench/family_variants.py --manifest build-kernels/manifest.json --workload batched \\
         --config default --config PAIR --config PP
     bench/family_variants.py --manifest build-kernels/manifest.json --workload grouped \\
-        --config default --config PP --config NOSW --triton-tile-order
+        --config default --config NOPP --config NOSW --triton-tile-order
     (--extra NAME=METADATA.json adds a kernel compiled elsewhere)
 
 Every kernel's output is checked against a float32 product first (NaN-
