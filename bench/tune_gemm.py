@@ -46,6 +46,18 @@ CASES = [
     ("examples/gemm_bf16", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
     ("examples/gemm_fp8", (8192, 8192, 1024), ["default", "D4P1", "D4P2", "cublas"]),
     ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
+    # The deferred epilogue (default: two of a 128 x 256 tile's four boxes
+    # stored in the next tile's K loop) against storing them at once (EO0)
+    # and deferring all four (EO4).
+    ("examples/gemm_fp16", (8192, 8192, 512), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 2048), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_fp16", (8192, 8192, 16384), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_bf16", (8192, 8192, 1024), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_bf16", (8192, 8192, 2048), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_fp8", (8192, 8192, 1024), ["default", "EO0", "EO4", "cublas"]),
+    ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "EO0", "EO4", "cublas"]),
     # The heuristic's defaults against the optimal schedule (--schedule=optimal).
     ("examples/gemm_fp16", (8192, 8192, 1024), ["default", "OPT", "D4P1"]),
     ("examples/gemm_fp16", (8192, 8192, 4096), ["default", "OPT", "D4P1"]),

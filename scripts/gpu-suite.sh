@@ -117,6 +117,11 @@ if [ -f "$MANIFEST" ]; then
   # groups, ping-pong, persistence, optimal schedule), small instances.
   step "sanitizer racecheck: every compiled kernel" 330 compute-sanitizer --tool racecheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small
+  # More tiles than SMs: a persistent CTA's second tile, where the deferred
+  # epilogue stores the first tile's boxes during its K loop.
+  step "sanitizer racecheck: many tiles (default, EO4)" 150 compute-sanitizer --tool racecheck \
+    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small \
+    --many-tiles --config default --config EO4
   step "sanitizer synccheck: compiled kernels (defaults)" 200 compute-sanitizer --tool synccheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   GEMM_KS=$KS
@@ -127,7 +132,7 @@ if [ -f "$MANIFEST" ]; then
   # interleaved rounds, cuBLAS alongside (2-CTA clusters, measured slower in
   # runs 8-10, with --only C2).
   step "tune: OPT / MMA depths vs defaults" 240 python3 bench/tune_gemm.py --manifest "$MANIFEST" \
-    --rounds 5 --exclude C2 --json "$B/tune.json"
+    --rounds 5 --exclude C2 --exclude D4P2 --json "$B/tune.json"
   # The grouped sample's configurations in interleaved rounds: the default
   # (tile walk in groups of 8 rows, ping-pong), one consumer group instead
   # of ping-pong, the kernel's own tile order; and

@@ -27,7 +27,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
 
 # (M, N, K): exact tiles, ragged edges in every dimension, K below one
-# block, K spanning several laps of a 4-slot ring, and a larger square.
+# block, K spanning several laps of a 4-slot ring, a larger square, and
+# more tiles than the H100 has SMs, so that a persistent CTA runs several
+# tiles with K loops shorter than, equal to and longer than the epilogue
+# boxes a deferred epilogue stores in the next tile's K loop (1, 2, 4 and 9
+# steps of 64).
 SHAPES = [
     (128, 256, 64),
     (129, 257, 136),
@@ -35,15 +39,24 @@ SHAPES = [
     (1000, 1000, 1000),
     (77, 40, 24),
     (2048, 1024, 4096),
+    (4096, 4096, 64),
+    (4096, 4096, 128),
+    (3001, 2999, 200),
+    (2500, 4100, 520),
 ]
-SWEEP_SHAPES = [(129, 257, 136), (300, 520, 1032), (1000, 1000, 1000)]
+SWEEP_SHAPES = [(129, 257, 136), (300, 520, 1032), (1000, 1000, 1000), (3001, 2999, 200)]
+# For the sanitizers: one tile per CTA; --many-tiles adds more tiles than
+# SMs (a persistent CTA runs two tiles with a K loop of two steps).
 SMALL_SHAPES = [(200, 300, 600)]
+MANY_TILES_SHAPE = (2100, 2100, 72)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--small", action="store_true", help="one small shape (for compute-sanitizer)")
+    ap.add_argument("--many-tiles", action="store_true",
+                    help="with --small: also a shape with more tiles than SMs")
     ap.add_argument("--only-default", action="store_true", help="only the compiler's default configurations")
     ap.add_argument("--kernel", action="append", help="only these kernel ids (repeatable)")
     ap.add_argument("--config", action="append", help="only these configurations (repeatable)")
@@ -84,6 +97,8 @@ def main():
             print(f"FAIL {e['id']}: load: {ex}")
             continue
         shapes = SMALL_SHAPES if args.small else (SHAPES if e["config"] == "default" else SWEEP_SHAPES)
+        if args.small and args.many_tiles:
+            shapes = shapes + [MANY_TILES_SHAPE]
         worst, ok, t0 = 0.0, True, time.time()
         for (m, n, kk) in shapes:
             try:

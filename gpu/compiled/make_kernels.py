@@ -77,6 +77,11 @@ def configs(sweep):
         out.append(("PAIR", ["--pair-programs"]))
         # The kernel's own tile walk in its own (row-major) order.
         out.append(("NOSW", ["--tile-swizzle=1"]))
+        # The epilogue stored at once after the K loop (EO0) and with all
+        # four of a 128 x 256 tile's boxes left for the next tile's K loop
+        # (EO4), against the default that leaves two.
+        out.append(("EO0", ["--epilogue-overlap=0"]))
+        out.append(("EO4", ["--epilogue-overlap=4"]))
     return out
 
 
@@ -126,6 +131,10 @@ def main():
                 continue
             # Only the samples that walk their own tiles have an order to keep.
             if name == "NOSW" and not any(t in kid for t in ("grouped", "persistent")):
+                continue
+            # The deferred epilogue applies to cooperative 128 x 256 tiles
+            # (ping-pong kernels overlap epilogues across their two groups).
+            if name in ("EO0", "EO4") and small_tiles:
                 continue
             jobs.append((kid, ttir, workload, name, options))
     with ThreadPoolExecutor(args.jobs) as pool:

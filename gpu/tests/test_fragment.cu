@@ -224,7 +224,10 @@ template <MmaType T> void runConvert(Report &rep, std::mt19937_64 &rng) {
 // TMA stores into C at (row0, col0), clipped by C's extents.
 // ---------------------------------------------------------------------------
 
-template <typename T>
+// Packed: boxes 1 and 3 go through packAccBox into one array (at offsets 16
+// and 0, the accumulator then overwritten) and storePackedBoxSwizzled, as
+// the deferred epilogue stores them during the next tile's K loop.
+template <typename T, bool Packed>
 __global__ void __launch_bounds__(128, 1)
     epilogueKernel(const float *x, const __grid_constant__ CUtensorMap mapC,
                    int row0, int col0) {
@@ -233,10 +236,23 @@ __global__ void __launch_bounds__(128, 1)
       (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
   float d[128];
   loadAcc<256>(x, d);
-  storeAccBoxSwizzled<T, 0>(d, boxes);
-  storeAccBoxSwizzled<T, 1>(d, boxes + 8192);
-  storeAccBoxSwizzled<T, 2>(d, boxes + 2 * 8192);
-  storeAccBoxSwizzled<T, 3>(d, boxes + 3 * 8192);
+  if (Packed) {
+    uint32_t p[32];
+    packAccBox<T, 3, 0>(d, p);
+    packAccBox<T, 1, 16>(d, p);
+    storeAccBoxSwizzled<T, 0>(d, boxes);
+    storeAccBoxSwizzled<T, 2>(d, boxes + 2 * 8192);
+#pragma unroll
+    for (int i = 0; i < 128; ++i)
+      d[i] = -1.0f;
+    storePackedBoxSwizzled<16>(p, boxes + 8192);
+    storePackedBoxSwizzled<0>(p, boxes + 3 * 8192);
+  } else {
+    storeAccBoxSwizzled<T, 0>(d, boxes);
+    storeAccBoxSwizzled<T, 1>(d, boxes + 8192);
+    storeAccBoxSwizzled<T, 2>(d, boxes + 2 * 8192);
+    storeAccBoxSwizzled<T, 3>(d, boxes + 3 * 8192);
+  }
   fenceProxyAsyncShared();
   namedBarrierSync(1, 128);
   if (threadIdx.x == 0) {
@@ -247,13 +263,14 @@ __global__ void __launch_bounds__(128, 1)
   }
 }
 
-template <MmaType T>
+template <MmaType T, bool Packed = false>
 void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
                  int col0, std::mt19937_64 &rng) {
   using E = HostElem<T>;
   using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
   char name[96];
-  std::snprintf(name, sizeof name, "stmatrix_epilogue_%s_%s", E::kName, label);
+  std::snprintf(name, sizeof name, "stmatrix_epilogue_%s%s_%s", E::kName,
+                Packed ? "_packed" : "", label);
   const uint16_t kPoison = 0x7FFF;
   const int pitch = cols + 16;
   std::uniform_real_distribution<float> dist(-8.f, 8.f);
@@ -273,9 +290,10 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
       encodeTiled(E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)},
                   {uint64_t(pitch)}, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 4 * 8192;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      epilogueKernel<DevT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  epilogueKernel<DevT><<<1, 128, smem>>>(dx, mC, row0, col0);
+  TAWA_CHECK_CUDA(
+      cudaFuncSetAttribute(epilogueKernel<DevT, Packed>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  epilogueKernel<DevT, Packed><<<1, 128, smem>>>(dx, mC, row0, col0);
   TAWA_CHECK_LAUNCH();
   std::vector<uint16_t> out(poison.size());
   TAWA_CHECK_CUDA(
@@ -313,5 +331,8 @@ int main() {
   runEpilogue<MmaType::F16>(rep, "full", 64, 256, 0, 0, rng);
   runEpilogue<MmaType::F16>(rep, "clipped", 50, 200, 0, 0, rng);
   runEpilogue<MmaType::BF16>(rep, "offset_clipped", 100, 296, 40, 64, rng);
+  runEpilogue<MmaType::F16, true>(rep, "full", 64, 256, 0, 0, rng);
+  runEpilogue<MmaType::BF16, true>(rep, "offset_clipped", 100, 296, 40, 64,
+                                   rng);
   return rep.exitCode();
 }

@@ -73,7 +73,8 @@ FailureOr<CompiledKernel> compile(ModuleOp module,
            << "CUDA emission needs exactly one kernel, found "
            << kernels.size();
   llvm::raw_string_ostream cudaOs(kernel.cuda);
-  FailureOr<KernelMetadata> metadata = emitCuda(kernels.front(), cudaOs);
+  FailureOr<KernelMetadata> metadata =
+      emitCuda(kernels.front(), cudaOs, options.emit);
   if (failed(metadata))
     return failure();
   kernel.metadata = std::move(*metadata);

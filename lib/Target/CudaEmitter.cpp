@@ -99,7 +99,8 @@ struct Reg {
 
 class Emitter {
 public:
-  Emitter(tt::FuncOp func, raw_ostream &os) : func(func), os(os) {}
+  Emitter(tt::FuncOp func, raw_ostream &os, const CudaEmitOptions &options)
+      : func(func), os(os), options(options) {}
 
   LogicalResult emit(KernelMetadata &metadata);
 
@@ -173,6 +174,7 @@ private:
 
   tt::FuncOp func;
   raw_ostream &os;
+  CudaEmitOptions options;
   std::string bodyStorage;
   llvm::raw_string_ostream body{bodyStorage};
   int indent = 1;
@@ -216,6 +218,20 @@ private:
   MBarrierWaitOp lastProducerWait;
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
+  /// The deferred epilogue (CudaEmitOptions::epilogueOverlap) where it
+  /// applies: the last `deferred` boxes of each fragment's store stay in
+  /// registers (`pendC`, packed) and are staged one per product issued in
+  /// the next tile's K loop, so that the tensor cores work while they are
+  /// written; the rest are stored at once.
+  struct DeferredEpilogue {
+    int64_t frags = 0, boxes = 0, deferred = 0;
+    std::string desc;
+  };
+  std::optional<DeferredEpilogue> deferredEpi;
+  void planDeferredEpilogue(WarpSpecializeOp ws);
+  /// Stages the next pending box (or, `all`, every pending box) and issues
+  /// its TMA store.
+  void emitDeferredFlush(bool all);
   bool programsGrid = false;
   /// CTAs per cluster (tawa.cluster on the warp_specialize).
   int64_t clusterSize = 1;
@@ -1035,6 +1051,8 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
                         "consumer partition of 1 or 2 warp groups or two "
                         "ping-pong partitions of one warp group each";
   groups = pingpong ? 1 : warps[1] / 4;
+  if (!pingpong)
+    planDeferredEpilogue(op);
 
   line() << "if (warpGroupIndex() == 0) {\n";
   ++indent;
@@ -1085,8 +1103,19 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
       line() << "const int cg = wg;\n";
     }
     line() << "(void)cg;\n";
+    if (deferredEpi) {
+      line() << "// Deferred epilogue: the last " << deferredEpi->deferred
+             << " boxes of each fragment of a tile's store, packed, stored "
+                "during the next tile's first products.\n";
+      line() << "uint32_t pendC[" << deferredEpi->frags << "]["
+             << deferredEpi->deferred * 16 << "];\n";
+      line() << "int32_t pendRow = 0, pendCol = 0;\n";
+      line() << "uint32_t pendBoxes = 0; // boxes of pendC not stored yet\n";
+    }
     if (failed(emitBlock(op.getPartitions()[p].front())))
       return failure();
+    if (deferredEpi)
+      emitDeferredFlush(/*all=*/true);
     --indent;
   }
   line() << "}\n";
@@ -1308,6 +1337,8 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   line() << "wgmmaCommit();\n";
   if (lazy != lazyZero.end())
     line() << lazy->second << " = true;\n";
+  if (deferredEpi)
+    emitDeferredFlush(/*all=*/false);
   accs[op.getD()] = *acc;
   return success();
 }
@@ -1481,16 +1512,37 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   std::string desc = descRef(op.getDesc());
   std::string row0 = lookup(op.getIndices()[0]),
               col0 = lookup(op.getIndices()[1]);
+  int64_t deferred = 0;
+  if (deferredEpi) {
+    if (deferredEpi->frags != acc.frags || deferredEpi->boxes != boxes ||
+        deferredEpi->desc != desc)
+      return error(op) << "internal error: a store the deferred epilogue "
+                          "did not plan for";
+    deferred = deferredEpi->deferred;
+    line() << "// The previous tile's boxes still pending (its K loop had "
+              "fewer steps than boxes).\n";
+    emitDeferredFlush(/*all=*/true);
+  }
   line() << "// Epilogue: " << boxes
          << " boxes of 64 x 64 per fragment, "
             "staged through two swizzled buffers; a buffer is rewritten only "
-            "after the TMA store that read it did.\n";
+            "after the TMA store that read it did.";
+  if (deferred)
+    body << " Boxes " << boxes - deferred << " to " << boxes - 1
+         << " are packed into pendC for the next tile's K loop.";
+  body << "\n";
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
   ++indent;
   line() << "const int32_t row = " << row0 << " + (cg * " << acc.frags
          << " + f) * 64;\n";
-  for (int64_t b = 0; b < boxes; ++b) {
+  if (deferred == boxes)
+    line() << "(void)row;\n";
+  for (int64_t b = boxes - deferred; b < boxes; ++b)
+    line() << "packAccBox<" << cty << ", " << b << ", "
+           << (b - (boxes - deferred)) * 16 << ">(" << acc.name
+           << "[f], pendC[f]);\n";
+  for (int64_t b = 0; b < boxes - deferred; ++b) {
     line() << "{\n";
     ++indent;
     line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
@@ -1513,7 +1565,106 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   }
   --indent;
   line() << "}\n";
+  if (deferred) {
+    line() << "pendRow = " << row0 << ";\n";
+    line() << "pendCol = " << col0 << ";\n";
+    line() << "pendBoxes = " << acc.frags * deferred << ";\n";
+  }
   return success();
+}
+
+void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
+  deferredEpi.reset();
+  if (options.epilogueOverlap == 0 || ws.getPartitions().size() != 2)
+    return;
+  mlir::Region &consumer = ws.getPartitions()[1];
+  SmallVector<tt::DescriptorStoreOp> stores;
+  bool deviceMaps = false;
+  consumer.walk([&](Operation *op) {
+    if (isa<tt::MakeTensorDescOp>(op))
+      deviceMaps = true;
+    if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
+      stores.push_back(store);
+  });
+  // A map the consumer rebuilds could change under a pending store.
+  if (deviceMaps || stores.empty())
+    return;
+  DeferredEpilogue plan;
+  for (tt::DescriptorStoreOp store : stores) {
+    auto trunc = store.getSrc().getDefiningOp<arith::TruncFOp>();
+    auto arg = dyn_cast<BlockArgument>(store.getDesc());
+    auto type = dyn_cast<RankedTensorType>(store.getSrc().getType());
+    if (!trunc || !arg || arg.getOwner() != &func.getBody().front() || !type ||
+        type.getRank() != 2 || type.getShape()[0] % (64 * groups) != 0 ||
+        type.getShape()[1] % kEpiBoxCols != 0)
+      return;
+    // Deferred boxes are stored by the products of the next tile: the store
+    // must sit in a tile loop whose body runs a K loop of products.
+    auto loop = store->getParentOfType<LoopLikeOpInterface>();
+    if (!loop || !consumer.isAncestor(loop->getParentRegion()))
+      return;
+    bool kLoop = false;
+    loop->walk([&](DotAsyncOp dot) {
+      auto inner = dot->getParentOfType<LoopLikeOpInterface>();
+      kLoop |= inner && inner != loop && loop->isProperAncestor(inner);
+    });
+    if (!kLoop)
+      return;
+    int64_t frags = type.getShape()[0] / (64 * groups);
+    int64_t boxes = type.getShape()[1] / kEpiBoxCols;
+    std::string desc = descRef(store.getDesc());
+    if (plan.frags &&
+        (plan.frags != frags || plan.boxes != boxes || plan.desc != desc))
+      return;
+    plan.frags = frags;
+    plan.boxes = boxes;
+    plan.desc = desc;
+  }
+  // Default: half of a fragment's boxes, at most 64 registers (16 per
+  // packed box). Measured on the H100 (128 x 256 tiles, 3 interleaved
+  // rounds, M = N = 8192): deferring 2 of 4 boxes against 0 gained 1.8-3 %
+  // at K = 512-2048 and 1-2 % at K = 4096 (fp16, bf16, fp8); deferring all 4
+  // was 0.8-2 % slower than 2 at K <= 1024 and equal above
+  // (docs/PERFORMANCE.md, "The deferred epilogue").
+  int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags));
+  int64_t request = options.epilogueOverlap < 0 ? (plan.boxes + 1) / 2
+                                                : options.epilogueOverlap;
+  plan.deferred = std::min(
+      {plan.boxes, request, options.epilogueOverlap < 0 ? fit : plan.boxes});
+  if (plan.deferred > 0)
+    deferredEpi = plan;
+}
+
+void Emitter::emitDeferredFlush(bool all) {
+  const DeferredEpilogue &d = *deferredEpi;
+  int64_t total = d.frags * d.deferred;
+  line() << (all ? "while" : "if") << " (pendBoxes != 0) {\n";
+  ++indent;
+  line() << "const uint32_t p = " << total << " - pendBoxes;\n";
+  line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
+         << 64 * kSwizzleBytes << ";\n";
+  line() << "if (tid == 0)\n";
+  line() << "  tmaStoreWaitRead<1>();\n";
+  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+  line() << "switch (p) {\n";
+  for (int64_t p = 0; p < total; ++p)
+    line() << "case " << p << ": storePackedBoxSwizzled<"
+           << (p % d.deferred) * 16 << ">(pendC[" << p / d.deferred
+           << "], buf); break;\n";
+  line() << "}\n";
+  line() << "fenceProxyAsyncShared();\n";
+  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+  line() << "if (tid == 0) {\n";
+  line() << "  tmaStore2D(" << d.desc << ", buf, pendCol + (int32_t)("
+         << d.boxes - d.deferred << " + p % " << d.deferred << ") * "
+         << kEpiBoxCols << ", pendRow + (int32_t)(cg * " << d.frags << " + p / "
+         << d.deferred << ") * 64);\n";
+  line() << "  tmaStoreCommit();\n";
+  line() << "}\n";
+  line() << "++epiBox;\n";
+  line() << "--pendBoxes;\n";
+  --indent;
+  line() << "}\n";
 }
 
 LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
@@ -1892,6 +2043,8 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   md.pairedPrograms = func->hasAttr("tawa.paired_programs");
   if (auto swizzle = func->getAttrOfType<IntegerAttr>("tawa.tile_swizzle"))
     md.tileSwizzle = swizzle.getInt();
+  if (deferredEpi)
+    md.epilogueOverlap = deferredEpi->deferred;
   for (Operation &op : entry)
     if (auto alloc = dyn_cast<SmemAllocOp>(op))
       md.arefDepth = std::max<int64_t>(
@@ -1915,11 +2068,12 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
 
 } // namespace
 
-FailureOr<KernelMetadata> emitCuda(tt::FuncOp func, raw_ostream &source) {
+FailureOr<KernelMetadata> emitCuda(tt::FuncOp func, raw_ostream &source,
+                                   const CudaEmitOptions &options) {
   // Buffer the output so that a failure writes nothing.
   std::string src;
   llvm::raw_string_ostream srcOs(src);
-  Emitter emitter(func, srcOs);
+  Emitter emitter(func, srcOs, options);
   KernelMetadata metadata;
   if (failed(emitter.emit(metadata)))
     return failure();
@@ -1970,6 +2124,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
     json << ", \"paired_programs\": true";
   if (md.tileSwizzle)
     json << ", \"tile_swizzle\": " << md.tileSwizzle;
+  if (md.epilogueOverlap)
+    json << ", \"epilogue_overlap\": " << md.epilogueOverlap;
   if (md.resources)
     json << ", \"registers\": " << md.resources->registers
          << ", \"spill_store_bytes\": " << md.resources->spillStoreBytes

@@ -128,6 +128,18 @@ cl::opt<int64_t> tileSwizzle(
              "covers the walk (default: 8; 1 keeps the kernel's order)"),
     cl::value_desc("N"), cl::init(8), cl::cat(tawacCategory));
 
+cl::opt<int64_t> epilogueOverlap(
+    "epilogue-overlap",
+    cl::desc("Epilogue boxes (64 x 64) of each 64-row accumulator fragment "
+             "that a persistent kernel with one consumer partition keeps in "
+             "registers and stores during the next tile's first K steps, one "
+             "per step, while that tile's products run; 0 stores them all "
+             "after the K loop (default: half of them, at most 64 more "
+             "registers per thread, e.g. 2 of a 128x256 tile's 4; ping-pong "
+             "kernels and kernels that build their store's tensor map on the "
+             "device store at once)"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(tawacCategory));
+
 cl::opt<int64_t> cluster(
     "cluster",
     cl::desc("CTAs per cluster: 2 runs a persistent kernel as 2-CTA clusters "
@@ -242,6 +254,11 @@ int main(int argc, char **argv) {
                  << ")\n";
     return 1;
   }
+  if (epilogueOverlap < -1 || epilogueOverlap > 8) {
+    llvm::errs() << "tawac: error: --epilogue-overlap must be 0 to 8 (got "
+                 << epilogueOverlap << ")\n";
+    return 1;
+  }
   if (tileSwizzle < 1 || tileSwizzle > 64) {
     llvm::errs() << "tawac: error: --tile-swizzle must be 1 to 64 (got "
                  << tileSwizzle << ")\n";
@@ -317,6 +334,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.tileSwizzle = tileSwizzle;
     options.warpSpecialization.schedule = schedule;
     options.cluster = cluster;
+    options.emit.epilogueOverlap = epilogueOverlap;
     options.warpSpecialization.pingpong =
         pingpong == cl::BOU_UNSET ? -1 : pingpong == cl::BOU_TRUE ? 1 : 0;
     switch (emitStage) {

@@ -46,6 +46,8 @@ struct CompileOptions {
   /// kernel does not allow it), -1 where the kernel allows it, 1 never (the
   /// default: measured 1-4% slower on the H100 so far, docs/PERFORMANCE.md).
   int64_t cluster = 1;
+  /// CUDA emission choices (the deferred epilogue).
+  CudaEmitOptions emit;
   /// The CUBIN file name the metadata refers to (relative to the JSON).
   std::string cubinName = "kernel.cubin";
   /// A real architecture with the 'a' features (wgmma, setmaxnreg).

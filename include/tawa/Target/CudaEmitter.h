@@ -68,6 +68,9 @@ struct KernelMetadata {
   /// Tile rows per group of the kernel's own tile walk, reordered by
   /// -tawa-tile-swizzle (0: the kernel's order).
   int64_t tileSwizzle = 0;
+  /// Epilogue boxes per fragment stored during the next tile's K loop
+  /// (CudaEmitOptions::epilogueOverlap as applied; 0: none).
+  int64_t epilogueOverlap = 0;
   std::optional<KernelResources> resources;
 };
 
@@ -75,8 +78,20 @@ struct KernelMetadata {
 /// metadata. Constructs outside the supported scope are reported as errors
 /// at the user's source line and make the result a failure; nothing is
 /// written then.
+/// Choices of the CUDA emitter itself.
+struct CudaEmitOptions {
+  /// Epilogue boxes (64 x 64 each) of every 64-row accumulator fragment that
+  /// a persistent cooperative kernel keeps in registers, converted and
+  /// packed, and stores during the next tile's first K steps, one box per
+  /// step, while that tile's products run: 0 stores every box at once; -1
+  /// (the default) half of them (2 of a 128 x 256 tile's 4), at most 64
+  /// registers per thread.
+  int64_t epilogueOverlap = -1;
+};
+
 mlir::FailureOr<KernelMetadata> emitCuda(tt::FuncOp func,
-                                         llvm::raw_ostream &source);
+                                         llvm::raw_ostream &source,
+                                         const CudaEmitOptions &options = {});
 
 /// The metadata as `tawa-kernel-metadata/1` JSON naming `cubinName`.
 void writeMetadataJson(const KernelMetadata &metadata,

@@ -212,4 +212,39 @@ __device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
   }
 }
 
+/// The registers storeAccBoxSwizzled<T, Box> stores, packed: 16 words of two
+/// T each written to p[Offset, Offset + 16), in the order
+/// storePackedBoxSwizzled reads them. Lets an epilogue keep a box of the
+/// converted tile in 16 registers instead of 32 while the accumulator is
+/// reused (the deferred epilogue of the next tile's K loop).
+template <typename T, int Box, int Offset, int Count, int N>
+__device__ __forceinline__ void packAccBox(const float (&d)[Count],
+                                           uint32_t (&p)[N]) {
+  static_assert(Box * 64 < Count * 2, "box outside the fragment");
+  static_assert(Offset + 16 <= N, "packed box outside the array");
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+    p[Offset + j] = pack2<T>(d[32 * Box + 2 * j], d[32 * Box + 2 * j + 1]);
+}
+
+/// Writes the box packAccBox left at p[Offset, Offset + 16) into `box` as
+/// storeAccBoxSwizzled would have (64 x 64, 128-byte swizzle).
+template <int Offset, int N>
+__device__ __forceinline__ void storePackedBoxSwizzled(const uint32_t (&p)[N],
+                                                       void *box) {
+  static_assert(Offset + 16 <= N, "packed box outside the array");
+  const int tid = threadIdx.x % kWarpGroupThreads;
+  const int lane = tid % 32;
+  const int mat = lane / 8;
+  const uint32_t row = 16 * (tid / 32) + 8 * (mat & 1) + lane % 8;
+  const uint32_t base = smemAddr(box);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
+    stmatrixX4(base + swizzle128Offset(row, colByte), p[Offset + 4 * c],
+               p[Offset + 4 * c + 1], p[Offset + 4 * c + 2],
+               p[Offset + 4 * c + 3]);
+  }
+}
+
 } // namespace tawa::device
