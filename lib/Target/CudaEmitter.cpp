@@ -1622,10 +1622,10 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
   }
   // Default: half of a fragment's boxes, at most 64 registers (16 per
   // packed box). Measured on the H100 (128 x 256 tiles, 3 interleaved
-  // rounds, M = N = 8192): deferring 2 of 4 boxes against 0 gained 1.8-3 %
-  // at K = 512-2048 and 1-2 % at K = 4096 (fp16, bf16, fp8); deferring all 4
-  // was 0.8-2 % slower than 2 at K <= 1024 and equal above
-  // (docs/PERFORMANCE.md, "The deferred epilogue").
+  // rounds, M = N = 8192): deferring 2 of 4 boxes against 0 gained 1-4 %
+  // at K = 512-2048 and 1.3-1.7 % at K = 4096 (fp16, bf16, fp8), nothing at
+  // 16384; deferring all 4 was 0.8-2 % slower than 2 at K <= 1024 and equal
+  // above (docs/PERFORMANCE.md, "The deferred epilogue").
   int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags));
   int64_t request = options.epilogueOverlap < 0 ? (plan.boxes + 1) / 2
                                                 : options.epilogueOverlap;
