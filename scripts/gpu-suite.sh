@@ -93,6 +93,19 @@ else
   done
 fi
 
+# The runtime and the reference kernel under the sanitizers first: they take
+# seconds, and the long steps below are the ones the budget may cut.
+CHECK=$B/bin/tawa-runtime-gpu-check
+[ -x "$CHECK" ] || CHECK=$B/lib/Runtime/tawa-runtime-gpu-check
+REF=$B/gpu/ref_gemm_test
+for tool in racecheck synccheck memcheck; do
+  step "sanitizer $tool: runtime check" 90 compute-sanitizer --tool $tool --error-exitcode 1 \
+    "$CHECK" --small --no-error-cases --gemm "$B/gpu/ref_gemm.json"
+  if [ -x "$REF" ]; then
+    step "sanitizer $tool: ref_gemm_test" 90 compute-sanitizer --tool $tool --error-exitcode 1 "$REF" --small
+  fi
+done
+
 KS=256,512,1024,2048,4096,8192,16384
 [ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
 RESULTS=$B/bench-results
@@ -119,9 +132,11 @@ if [ -f "$MANIFEST" ]; then
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small
   # More tiles than SMs: a persistent CTA's second tile, where the deferred
   # epilogue stores the first tile's boxes during its K loop.
-  step "sanitizer racecheck: many tiles (default, EO4)" 150 compute-sanitizer --tool racecheck \
+  # (the kernels that defer it, and ping-pong's 128 x 128 tiles).
+  step "sanitizer racecheck: many tiles (default, EO4)" 120 compute-sanitizer --tool racecheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small \
-    --many-tiles --config default --config EO4
+    --many-tiles --config default --config EO4 --kernel examples/gemm_fp16 \
+    --kernel examples/gemm_fp8 --kernel examples/gemm_fp16_128x128 --kernel shared/gemm_persistent
   step "sanitizer synccheck: compiled kernels (defaults)" 200 compute-sanitizer --tool synccheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   GEMM_KS=$KS
@@ -154,16 +169,6 @@ else
   FAILED=1
 fi
 
-CHECK=$B/bin/tawa-runtime-gpu-check
-[ -x "$CHECK" ] || CHECK=$B/lib/Runtime/tawa-runtime-gpu-check
-REF=$B/gpu/ref_gemm_test
-for tool in racecheck synccheck memcheck; do
-  step "sanitizer $tool: runtime check" 90 compute-sanitizer --tool $tool --error-exitcode 1 \
-    "$CHECK" --small --no-error-cases --gemm "$B/gpu/ref_gemm.json"
-  if [ -x "$REF" ]; then
-    step "sanitizer $tool: ref_gemm_test" 90 compute-sanitizer --tool $tool --error-exitcode 1 "$REF" --small
-  fi
-done
 
 JSON=$(ls "$RESULTS"/*.json 2>/dev/null | grep -v -- '-gemm.json$' | head -1)
 GEMM_JSON=$(ls "$RESULTS"/*-gemm.json 2>/dev/null | head -1)
