@@ -36,6 +36,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -223,15 +224,24 @@ private:
   /// registers (`pendC`, packed) and are staged one per product issued in
   /// the next tile's K loop, so that the tensor cores work while they are
   /// written; the rest are stored at once.
+  /// Stores that run in the same tile iteration (a paired kernel's two) keep
+  /// their boxes in separate segments (`pendC`, `pendC1`, ...); the versions
+  /// of a K loop (alternatives of one scf.if) share them.
   struct DeferredEpilogue {
     int64_t frags = 0, boxes = 0, deferred = 0;
-    std::string desc;
+    SmallVector<std::string> segmentDescs;
+    DenseMap<Operation *, unsigned> segmentOf;
   };
   std::optional<DeferredEpilogue> deferredEpi;
   void planDeferredEpilogue(WarpSpecializeOp ws);
-  /// Stages the next pending box (or, `all`, every pending box) and issues
-  /// its TMA store.
-  void emitDeferredFlush(bool all);
+  static std::string pendSuffix(unsigned segment) {
+    return segment ? std::to_string(segment) : std::string();
+  }
+  /// Stages the next pending box of the first segment with any (or, `all`,
+  /// every pending box of `segment`, or of every segment when it is -1) and
+  /// issues its TMA store.
+  void emitDeferredFlush(bool all, int segment = -1);
+  void emitDeferredFlushSegment(bool all, unsigned segment, bool chained);
   bool programsGrid = false;
   /// CTAs per cluster (tawa.cluster on the warp_specialize).
   int64_t clusterSize = 1;
@@ -1107,10 +1117,15 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
       line() << "// Deferred epilogue: the last " << deferredEpi->deferred
              << " boxes of each fragment of a tile's store, packed, stored "
                 "during the next tile's first products.\n";
-      line() << "uint32_t pendC[" << deferredEpi->frags << "]["
-             << deferredEpi->deferred * 16 << "];\n";
-      line() << "int32_t pendRow = 0, pendCol = 0;\n";
-      line() << "uint32_t pendBoxes = 0; // boxes of pendC not stored yet\n";
+      for (unsigned seg = 0; seg < deferredEpi->segmentDescs.size(); ++seg) {
+        std::string x = pendSuffix(seg);
+        line() << "uint32_t pendC" << x << "[" << deferredEpi->frags << "]["
+               << deferredEpi->deferred * 16 << "];\n";
+        line() << "int32_t pendRow" << x << " = 0, pendCol" << x
+               << " = 0;\n";
+        line() << "uint32_t pendBoxes" << x << " = 0; // boxes of pendC" << x
+               << " not stored yet\n";
+      }
     }
     if (failed(emitBlock(op.getPartitions()[p].front())))
       return failure();
@@ -1337,7 +1352,12 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   line() << "wgmmaCommit();\n";
   if (lazy != lazyZero.end())
     line() << lazy->second << " = true;\n";
-  if (deferredEpi)
+  // After the last product a loop iteration issues: the tensor cores have
+  // all of them queued while the box is staged.
+  bool lastProduct = true;
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    lastProduct &= !isa<DotAsyncOp>(next);
+  if (deferredEpi && lastProduct)
     emitDeferredFlush(/*all=*/false);
   accs[op.getD()] = *acc;
   return success();
@@ -1513,16 +1533,21 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   std::string row0 = lookup(op.getIndices()[0]),
               col0 = lookup(op.getIndices()[1]);
   int64_t deferred = 0;
+  unsigned segment = 0;
   if (deferredEpi) {
+    auto seg = deferredEpi->segmentOf.find(op);
     if (deferredEpi->frags != acc.frags || deferredEpi->boxes != boxes ||
-        deferredEpi->desc != desc)
+        seg == deferredEpi->segmentOf.end() ||
+        deferredEpi->segmentDescs[seg->second] != desc)
       return error(op) << "internal error: a store the deferred epilogue "
                           "did not plan for";
+    segment = seg->second;
     deferred = deferredEpi->deferred;
     line() << "// The previous tile's boxes still pending (its K loop had "
               "fewer steps than boxes).\n";
-    emitDeferredFlush(/*all=*/true);
+    emitDeferredFlush(/*all=*/true, segment);
   }
+  std::string x = pendSuffix(segment);
   line() << "// Epilogue: " << boxes
          << " boxes of 64 x 64 per fragment, "
             "staged through two swizzled buffers; a buffer is rewritten only "
@@ -1541,7 +1566,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   for (int64_t b = boxes - deferred; b < boxes; ++b)
     line() << "packAccBox<" << cty << ", " << b << ", "
            << (b - (boxes - deferred)) * 16 << ">(" << acc.name
-           << "[f], pendC[f]);\n";
+           << "[f], pendC" << x << "[f]);\n";
   for (int64_t b = 0; b < boxes - deferred; ++b) {
     line() << "{\n";
     ++indent;
@@ -1566,9 +1591,9 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   --indent;
   line() << "}\n";
   if (deferred) {
-    line() << "pendRow = " << row0 << ";\n";
-    line() << "pendCol = " << col0 << ";\n";
-    line() << "pendBoxes = " << acc.frags * deferred << ";\n";
+    line() << "pendRow" << x << " = " << row0 << ";\n";
+    line() << "pendCol" << x << " = " << col0 << ";\n";
+    line() << "pendBoxes" << x << " = " << acc.frags * deferred << ";\n";
   }
   return success();
 }
@@ -1589,7 +1614,21 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
   // A map the consumer rebuilds could change under a pending store.
   if (deviceMaps || stores.empty())
     return;
+  // Two stores never run in the same iteration when they sit in different
+  // branches of one scf.if (the versions of a K loop).
+  auto exclusive = [](Operation *a, Operation *b) {
+    for (Operation *p = a->getParentOp(); p; p = p->getParentOp()) {
+      auto ifOp = dyn_cast<scf::IfOp>(p);
+      if (!ifOp || !ifOp->isAncestor(b))
+        continue;
+      bool aThen = ifOp.getThenRegion().isAncestor(a->getParentRegion());
+      bool bThen = ifOp.getThenRegion().isAncestor(b->getParentRegion());
+      return aThen != bThen;
+    }
+    return false;
+  };
   DeferredEpilogue plan;
+  SmallVector<Operation *> placed;
   for (tt::DescriptorStoreOp store : stores) {
     auto trunc = store.getSrc().getDefiningOp<arith::TruncFOp>();
     auto arg = dyn_cast<BlockArgument>(store.getDesc());
@@ -1612,35 +1651,60 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
       return;
     int64_t frags = type.getShape()[0] / (64 * groups);
     int64_t boxes = type.getShape()[1] / kEpiBoxCols;
-    std::string desc = descRef(store.getDesc());
-    if (plan.frags &&
-        (plan.frags != frags || plan.boxes != boxes || plan.desc != desc))
+    if (plan.frags && (plan.frags != frags || plan.boxes != boxes))
       return;
     plan.frags = frags;
     plan.boxes = boxes;
-    plan.desc = desc;
+    // The first segment no store of the same iteration uses.
+    llvm::SmallBitVector used(placed.size() + 1);
+    for (Operation *other : placed)
+      if (!exclusive(store, other))
+        used.set(plan.segmentOf[other]);
+    unsigned segment = used.find_first_unset();
+    std::string desc = descRef(store.getDesc());
+    if (segment == plan.segmentDescs.size())
+      plan.segmentDescs.push_back(desc);
+    else if (plan.segmentDescs[segment] != desc)
+      return;
+    plan.segmentOf[store] = segment;
+    placed.push_back(store);
   }
   // Default: half of a fragment's boxes, at most 64 registers (16 per
-  // packed box). Measured on the H100 (128 x 256 tiles, 3 interleaved
-  // rounds, M = N = 8192): deferring 2 of 4 boxes against 0 gained 1-4 %
-  // at K = 512-2048 and 1.3-1.7 % at K = 4096 (fp16, bf16, fp8), nothing at
-  // 16384; deferring all 4 was 0.8-2 % slower than 2 at K <= 1024 and equal
-  // above (docs/PERFORMANCE.md, "The deferred epilogue").
-  int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags));
+  // packed box) over all segments. Measured on the H100 (128 x 256 tiles, 5
+  // interleaved rounds, M = N = 8192, runs 16 and 17): deferring 2 of 4
+  // boxes against 0 gained 1.6-4 % at K = 512-2048 and 0.1-3.4 % at K =
+  // 4096 (fp16, bf16, fp8), nothing at 16384; deferring all 4 was 0.7 %
+  // slower than 2 (geomean of 9 points; docs/PERFORMANCE.md, "The deferred
+  // epilogue").
+  int64_t segments = plan.segmentDescs.size();
+  int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags * segments));
   int64_t request = options.epilogueOverlap < 0 ? (plan.boxes + 1) / 2
                                                 : options.epilogueOverlap;
-  plan.deferred = std::min(
-      {plan.boxes, request, options.epilogueOverlap < 0 ? fit : plan.boxes});
+  plan.deferred = std::min({plan.boxes, request,
+                            options.epilogueOverlap < 0 ? fit : plan.boxes});
   if (plan.deferred > 0)
     deferredEpi = plan;
 }
 
-void Emitter::emitDeferredFlush(bool all) {
+void Emitter::emitDeferredFlush(bool all, int segment) {
+  unsigned n = deferredEpi->segmentDescs.size();
+  if (segment >= 0) {
+    emitDeferredFlushSegment(all, segment, /*chained=*/false);
+    return;
+  }
+  for (unsigned seg = 0; seg < n; ++seg)
+    emitDeferredFlushSegment(all, seg, /*chained=*/!all && seg > 0);
+}
+
+void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
+                                       bool chained) {
   const DeferredEpilogue &d = *deferredEpi;
   int64_t total = d.frags * d.deferred;
-  line() << (all ? "while" : "if") << " (pendBoxes != 0) {\n";
+  std::string x = pendSuffix(segment);
+  line() << (chained ? "else " : "") << (all ? "while" : "if")
+         << " (pendBoxes" << x << " != 0) {\n";
   ++indent;
-  line() << "const uint32_t p = " << total << " - pendBoxes;\n";
+  line() << "const uint32_t p = " << total << " - pendBoxes" << x << ";\n";
   line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
          << 64 * kSwizzleBytes << ";\n";
   line() << "if (tid == 0)\n";
@@ -1649,20 +1713,20 @@ void Emitter::emitDeferredFlush(bool all) {
   line() << "switch (p) {\n";
   for (int64_t p = 0; p < total; ++p)
     line() << "case " << p << ": storePackedBoxSwizzled<"
-           << (p % d.deferred) * 16 << ">(pendC[" << p / d.deferred
-           << "], buf); break;\n";
+           << (p % d.deferred) * 16 << ">(pendC" << x << "["
+           << p / d.deferred << "], buf); break;\n";
   line() << "}\n";
   line() << "fenceProxyAsyncShared();\n";
   line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
   line() << "if (tid == 0) {\n";
-  line() << "  tmaStore2D(" << d.desc << ", buf, pendCol + (int32_t)("
-         << d.boxes - d.deferred << " + p % " << d.deferred << ") * "
-         << kEpiBoxCols << ", pendRow + (int32_t)(cg * " << d.frags << " + p / "
-         << d.deferred << ") * 64);\n";
+  line() << "  tmaStore2D(" << d.segmentDescs[segment] << ", buf, pendCol" << x
+         << " + (int32_t)(" << d.boxes - d.deferred << " + p % " << d.deferred
+         << ") * " << kEpiBoxCols << ", pendRow" << x << " + (int32_t)(cg * "
+         << d.frags << " + p / " << d.deferred << ") * 64);\n";
   line() << "  tmaStoreCommit();\n";
   line() << "}\n";
   line() << "++epiBox;\n";
-  line() << "--pendBoxes;\n";
+  line() << "--pendBoxes" << x << ";\n";
   --indent;
   line() << "}\n";
 }
