@@ -32,12 +32,12 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallBitVector.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -1121,8 +1121,7 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
         std::string x = pendSuffix(seg);
         line() << "uint32_t pendC" << x << "[" << deferredEpi->frags << "]["
                << deferredEpi->deferred * 16 << "];\n";
-        line() << "int32_t pendRow" << x << " = 0, pendCol" << x
-               << " = 0;\n";
+        line() << "int32_t pendRow" << x << " = 0, pendCol" << x << " = 0;\n";
         line() << "uint32_t pendBoxes" << x << " = 0; // boxes of pendC" << x
                << " not stored yet\n";
       }
@@ -1565,8 +1564,8 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     line() << "(void)row;\n";
   for (int64_t b = boxes - deferred; b < boxes; ++b)
     line() << "packAccBox<" << cty << ", " << b << ", "
-           << (b - (boxes - deferred)) * 16 << ">(" << acc.name
-           << "[f], pendC" << x << "[f]);\n";
+           << (b - (boxes - deferred)) * 16 << ">(" << acc.name << "[f], pendC"
+           << x << "[f]);\n";
   for (int64_t b = 0; b < boxes - deferred; ++b) {
     line() << "{\n";
     ++indent;
@@ -1680,8 +1679,8 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
   int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags * segments));
   int64_t request = options.epilogueOverlap < 0 ? (plan.boxes + 1) / 2
                                                 : options.epilogueOverlap;
-  plan.deferred = std::min({plan.boxes, request,
-                            options.epilogueOverlap < 0 ? fit : plan.boxes});
+  plan.deferred = std::min(
+      {plan.boxes, request, options.epilogueOverlap < 0 ? fit : plan.boxes});
   if (plan.deferred > 0)
     deferredEpi = plan;
 }
@@ -1701,8 +1700,8 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
   const DeferredEpilogue &d = *deferredEpi;
   int64_t total = d.frags * d.deferred;
   std::string x = pendSuffix(segment);
-  line() << (chained ? "else " : "") << (all ? "while" : "if")
-         << " (pendBoxes" << x << " != 0) {\n";
+  line() << (chained ? "else " : "") << (all ? "while" : "if") << " (pendBoxes"
+         << x << " != 0) {\n";
   ++indent;
   line() << "const uint32_t p = " << total << " - pendBoxes" << x << ";\n";
   line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
@@ -1713,8 +1712,8 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
   line() << "switch (p) {\n";
   for (int64_t p = 0; p < total; ++p)
     line() << "case " << p << ": storePackedBoxSwizzled<"
-           << (p % d.deferred) * 16 << ">(pendC" << x << "["
-           << p / d.deferred << "], buf); break;\n";
+           << (p % d.deferred) * 16 << ">(pendC" << x << "[" << p / d.deferred
+           << "], buf); break;\n";
   line() << "}\n";
   line() << "fenceProxyAsyncShared();\n";
   line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
