@@ -88,10 +88,10 @@ public:
   ProgramExecutor(tt::FuncOp func, ArrayRef<RuntimeValue> args, ProgramId pid,
                   Grid grid, GlobalMemory &memory,
                   const ExecutionOptions &options, uint64_t programSeed,
-                  uint64_t stepBudget)
+                  uint64_t stepBudget, uint64_t workBudget)
       : func(func), args(args), pid(pid), options(options),
         evaluator(memory, pid, grid, options.limits), scheduler(programSeed),
-        stepBudget(stepBudget) {
+        stepBudget(stepBudget), workBudget(workBudget) {
     result.program = pid;
   }
 
@@ -163,7 +163,7 @@ private:
   const ExecutionOptions &options;
   OpEvaluator evaluator;
   SeededScheduler scheduler;
-  uint64_t stepBudget;
+  uint64_t stepBudget, workBudget;
   std::vector<std::unique_ptr<Task>> tasks;
   std::vector<std::shared_ptr<ArefRing>> rings;
   /// Ping-pong hand-overs made by consumer group 0 and 1 so far.
@@ -306,6 +306,23 @@ Step ProgramExecutor::finish(Task &t) {
   return Step::Progress;
 }
 
+/// The element operations of one operation (ExecutionLimits::maxWork).
+static uint64_t workOf(Operation *op) {
+  auto elements = [](Type type) -> uint64_t {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape() ? tensor.getNumElements() : 0;
+  };
+  if (isa<tt::DotOp, DotAsyncOp>(op) && op->getNumOperands() >= 2) {
+    auto a = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (a && a.hasStaticShape() && a.getRank() == 2)
+      return elements(op->getResult(0).getType()) * a.getShape()[1];
+  }
+  uint64_t work = 0;
+  for (Type type : op->getResultTypes())
+    work += elements(type);
+  return work;
+}
+
 Step ProgramExecutor::step(Task &t) {
   if (t.frames.empty())
     return finish(t);
@@ -324,6 +341,12 @@ Step ProgramExecutor::step(Task &t) {
                             " operations executed: over the interpreter's "
                             "step limit (an endless loop?)");
   Operation *op = &*f.ip;
+  result.work += workOf(op);
+  if (result.work > workBudget)
+    return runtimeError(Outcome::RuntimeError,
+                        "more than " + Twine(options.limits.maxWork) +
+                            " element operations executed: over the "
+                            "interpreter's work limit");
   if (options.onStep)
     options.onStep(t.partition, op);
   if (auto y = dyn_cast<scf::YieldOp>(op))
@@ -1011,7 +1034,7 @@ ExecutionResult runProgram(tt::FuncOp func, ArrayRef<RuntimeValue> args,
   int64_t index = (pid.z * grid.y + pid.y) * grid.x + pid.x;
   ProgramExecutor exec(func, args, pid, grid, memory, options,
                        programSeed(options.seed, index),
-                       options.limits.maxSteps);
+                       options.limits.maxSteps, options.limits.maxWork);
   ExecutionResult r = exec.run();
   r.programs = 1;
   return r;
@@ -1028,10 +1051,15 @@ ExecutionResult runGrid(tt::FuncOp func, ArrayRef<RuntimeValue> args, Grid grid,
         uint64_t budget = options.limits.maxSteps > total.steps
                               ? options.limits.maxSteps - total.steps
                               : 0;
+        uint64_t workBudget = options.limits.maxWork > total.work
+                                  ? options.limits.maxWork - total.work
+                                  : 0;
         ProgramExecutor exec(func, args, pid, grid, memory, options,
-                             programSeed(options.seed, index), budget);
+                             programSeed(options.seed, index), budget,
+                             workBudget);
         ExecutionResult r = exec.run();
         r.steps += total.steps;
+        r.work += total.work;
         r.programs = total.programs + 1;
         if (!r.completed())
           return r;

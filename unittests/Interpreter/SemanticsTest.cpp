@@ -133,6 +133,46 @@ TEST_F(SemanticsTest, DotIsFloat32InIncreasingK) {
     }
 }
 
+// ExecutionLimits::maxWork: a tensor result counts its elements, a product
+// its multiply-adds. The kernel above: loads 16x32 + 32x8, a 16x8 constant,
+// a 16x8x32 product: 512 + 256 + 128 + 4096 = 4992 element operations.
+TEST_F(SemanticsTest, WorkLimitCountsElementsAndMultiplyAdds) {
+  tt::FuncOp kernel = parseKernel(R"(
+    tt.func @dot(%a: !tt.tensordesc<tensor<16x32xf16>>,
+                 %b: !tt.tensordesc<tensor<32x8xf16>>,
+                 %c: !tt.tensordesc<tensor<16x8xf32>>) {
+      %z = arith.constant 0 : i32
+      %x = tt.descriptor_load %a[%z, %z] : !tt.tensordesc<tensor<16x32xf16>> -> tensor<16x32xf16>
+      %y = tt.descriptor_load %b[%z, %z] : !tt.tensordesc<tensor<32x8xf16>> -> tensor<32x8xf16>
+      %acc = arith.constant dense<0.0> : tensor<16x8xf32>
+      %d = tt.dot %x, %y, %acc : tensor<16x32xf16> * tensor<32x8xf16> -> tensor<16x8xf32>
+      tt.descriptor_store %c[%z, %z], %d : !tt.tensordesc<tensor<16x8xf32>>, tensor<16x8xf32>
+      tt.return
+    })");
+  ASSERT_TRUE(kernel);
+  Type f16 = b.getF16Type(), f32 = b.getF32Type();
+  auto one = [](int64_t, int64_t) { return 1.0; };
+  RuntimeValue a = makeMatrix("a", f16, 16, 32, tensor({16, 32}, f16), one);
+  RuntimeValue bb = makeMatrix("b", f16, 32, 8, tensor({32, 8}, f16), one);
+  RuntimeValue c = makeMatrix("c", f32, 16, 8, tensor({16, 8}, f32), one);
+  ExecutionOptions options;
+  options.limits.maxWork = 4992;
+  ExecutionResult r =
+      runProgram(kernel, {a, bb, c}, ProgramId{}, Grid{}, memory, options);
+  ASSERT_TRUE(r.completed()) << r.message;
+  EXPECT_EQ(r.work, 4992u);
+  EXPECT_EQ(element(2, 3, 4), 32.0);
+  options.limits.maxWork = 4991;
+  r = runProgram(kernel, {a, bb, c}, ProgramId{}, Grid{}, memory, options);
+  EXPECT_EQ(r.outcome, Outcome::RuntimeError);
+  EXPECT_NE(r.message.find("work limit"), std::string::npos) << r.message;
+  // Over a grid the limit is shared by all programs.
+  options.limits.maxWork = 2 * 4992 - 1;
+  r = runGrid(kernel, {a, bb, c}, Grid{2, 1, 1}, memory, options);
+  EXPECT_EQ(r.outcome, Outcome::RuntimeError);
+  EXPECT_EQ(r.programs, 2);
+}
+
 // tt.reduce folds along its axis left to right with its combiner region:
 // a sum over rows (axis 1) and a maximum over columns (axis 0).
 TEST_F(SemanticsTest, ReduceRunsItsCombinerAlongTheAxis) {

@@ -49,6 +49,11 @@ struct ExecutionLimits {
   uint64_t maxSteps = 500000000;
   /// Elements of one tensor value.
   int64_t maxTensorElements = int64_t(1) << 22;
+  /// Element operations over one run, all programs together: each
+  /// operation counts the elements of its tensor results, a product
+  /// (tt.dot, tawa.dot_async) its M x N x K multiply-adds. Bounds the time
+  /// of a run that few steps make long (a loop of large products).
+  uint64_t maxWork = UINT64_MAX;
 };
 
 struct ExecutionOptions {
@@ -83,6 +88,8 @@ struct ExecutionResult {
   std::vector<std::string> details;
   ProgramId program;
   uint64_t steps = 0;
+  /// Element operations (ExecutionLimits::maxWork).
+  uint64_t work = 0;
   int64_t programs = 0;
 
   bool completed() const { return outcome == Outcome::Completed; }
