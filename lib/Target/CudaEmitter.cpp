@@ -1553,7 +1553,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
             "after the TMA store that read it did.";
   if (deferred)
     body << " Boxes " << boxes - deferred << " to " << boxes - 1
-         << " are packed into pendC for the next tile's K loop.";
+         << " are packed into pendC" << x << " for the next tile's K loop.";
   body << "\n";
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
