@@ -186,37 +186,12 @@ stmatrixX4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
                : "memory");
 }
 
-/// Converts columns [64 Box, 64 Box + 64) of the warp group's 64 x N
-/// accumulator to T and writes them with stmatrix into `box`: one 64 x 64
-/// tile of 16-bit elements in TMA's 128-byte swizzle (8 KB, 1024-byte
-/// aligned), ready for tmaStore2D after fenceProxyAsyncShared() and a barrier.
-/// Per 16 columns the four 8x8 matrices are (rows 0-7, cols 0-7), (rows 8-15,
-/// cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15): the same pairs
-/// accToA16 packs.
-template <typename T, int Box, int Count>
-__device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
-                                                    void *box) {
-  static_assert(Box * 64 < Count * 2, "box outside the fragment");
-  const int tid = threadIdx.x % kWarpGroupThreads;
-  const int lane = tid % 32;
-  const int mat = lane / 8;
-  const uint32_t row = 16 * (tid / 32) + 8 * (mat & 1) + lane % 8;
-  const uint32_t base = smemAddr(box);
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const int i = 8 * (4 * Box + c);
-    const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
-    stmatrixX4(base + swizzle128Offset(row, colByte), pack2<T>(d[i], d[i + 1]),
-               pack2<T>(d[i + 2], d[i + 3]), pack2<T>(d[i + 4], d[i + 5]),
-               pack2<T>(d[i + 6], d[i + 7]));
-  }
-}
-
-/// The registers storeAccBoxSwizzled<T, Box> stores, packed: 16 words of two
-/// T each written to p[Offset, Offset + 16), in the order
-/// storePackedBoxSwizzled reads them. Lets an epilogue keep a box of the
-/// converted tile in 16 registers instead of 32 while the accumulator is
-/// reused (the deferred epilogue of the next tile's K loop).
+/// Columns [64 Box, 64 Box + 64) of the warp group's 64 x N accumulator
+/// converted to T and packed: 16 words of two T each written to
+/// p[Offset, Offset + 16), in the order storePackedBoxSwizzled reads them.
+/// Lets an epilogue keep a box of the converted tile in 16 registers instead
+/// of 32 while the accumulator is reused (the deferred epilogue of the next
+/// tile's K loop).
 template <typename T, int Box, int Offset, int Count, int N>
 __device__ __forceinline__ void packAccBox(const float (&d)[Count],
                                            uint32_t (&p)[N]) {
@@ -227,8 +202,8 @@ __device__ __forceinline__ void packAccBox(const float (&d)[Count],
     p[Offset + j] = pack2<T>(d[32 * Box + 2 * j], d[32 * Box + 2 * j + 1]);
 }
 
-/// Writes the box packAccBox left at p[Offset, Offset + 16) into `box` as
-/// storeAccBoxSwizzled would have (64 x 64, 128-byte swizzle).
+/// Writes the box packAccBox left at p[Offset, Offset + 16) with stmatrix
+/// into `box` (64 x 64, 128-byte swizzle; see storeAccBoxSwizzled).
 template <int Offset, int N>
 __device__ __forceinline__ void storePackedBoxSwizzled(const uint32_t (&p)[N],
                                                        void *box) {
@@ -245,6 +220,21 @@ __device__ __forceinline__ void storePackedBoxSwizzled(const uint32_t (&p)[N],
                p[Offset + 4 * c + 1], p[Offset + 4 * c + 2],
                p[Offset + 4 * c + 3]);
   }
+}
+
+/// Converts columns [64 Box, 64 Box + 64) of the warp group's 64 x N
+/// accumulator to T and writes them with stmatrix into `box`: one 64 x 64
+/// tile of 16-bit elements in TMA's 128-byte swizzle (8 KB, 1024-byte
+/// aligned), ready for tmaStore2D after fenceProxyAsyncShared() and a barrier.
+/// Per 16 columns the four 8x8 matrices are (rows 0-7, cols 0-7), (rows 8-15,
+/// cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15): the same pairs
+/// accToA16 packs.
+template <typename T, int Box, int Count>
+__device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
+                                                    void *box) {
+  uint32_t p[16];
+  packAccBox<T, Box, 0>(d, p);
+  storePackedBoxSwizzled<0>(p, box);
 }
 
 } // namespace tawa::device
