@@ -237,10 +237,10 @@ private:
   static std::string pendSuffix(unsigned segment) {
     return segment ? std::to_string(segment) : std::string();
   }
-  /// Stages the next pending box of the first segment with any (or, `all`,
-  /// every pending box of `segment`, or of every segment when it is -1) and
-  /// issues its TMA store.
-  void emitDeferredFlush(bool all, int segment = -1);
+  /// Stages the next pending box of the first segment that has one (or,
+  /// `all`, every pending box of every segment) and issues its TMA store.
+  void emitDeferredFlush(bool all);
+  /// The same for one segment; `chained`: an `else` of the previous one.
   void emitDeferredFlushSegment(bool all, unsigned segment, bool chained);
   bool programsGrid = false;
   /// CTAs per cluster (tawa.cluster on the warp_specialize).
@@ -1544,7 +1544,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     deferred = deferredEpi->deferred;
     line() << "// The previous tile's boxes still pending (its K loop had "
               "fewer steps than boxes).\n";
-    emitDeferredFlush(/*all=*/true, segment);
+    emitDeferredFlushSegment(/*all=*/true, segment, /*chained=*/false);
   }
   std::string x = pendSuffix(segment);
   line() << "// Epilogue: " << boxes
@@ -1685,12 +1685,8 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
     deferredEpi = plan;
 }
 
-void Emitter::emitDeferredFlush(bool all, int segment) {
+void Emitter::emitDeferredFlush(bool all) {
   unsigned n = deferredEpi->segmentDescs.size();
-  if (segment >= 0) {
-    emitDeferredFlushSegment(all, segment, /*chained=*/false);
-    return;
-  }
   for (unsigned seg = 0; seg < n; ++seg)
     emitDeferredFlushSegment(all, seg, /*chained=*/!all && seg > 0);
 }
