@@ -89,10 +89,8 @@ TEST_F(SemanticsTest, DescriptorLoadAtNegativeCoordinates) {
     }
 }
 
-// tt.dot: float32 products and sums, k in increasing order, starting from
-// the accumulator operand; f16 operands are converted exactly.
-TEST_F(SemanticsTest, DotIsFloat32InIncreasingK) {
-  tt::FuncOp kernel = parseKernel(R"(
+// C = A B + acc for 16x32 f16 A, 32x8 f16 B and a constant 16x8 f32 acc.
+constexpr const char *kDotKernel = R"(
     tt.func @dot(%a: !tt.tensordesc<tensor<16x32xf16>>,
                  %b: !tt.tensordesc<tensor<32x8xf16>>,
                  %c: !tt.tensordesc<tensor<16x8xf32>>) {
@@ -103,7 +101,12 @@ TEST_F(SemanticsTest, DotIsFloat32InIncreasingK) {
       %d = tt.dot %x, %y, %acc : tensor<16x32xf16> * tensor<32x8xf16> -> tensor<16x8xf32>
       tt.descriptor_store %c[%z, %z], %d : !tt.tensordesc<tensor<16x8xf32>>, tensor<16x8xf32>
       tt.return
-    })");
+    })";
+
+// tt.dot: float32 products and sums, k in increasing order, starting from
+// the accumulator operand; f16 operands are converted exactly.
+TEST_F(SemanticsTest, DotIsFloat32InIncreasingK) {
+  tt::FuncOp kernel = parseKernel(kDotKernel);
   ASSERT_TRUE(kernel);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   auto av = [&](int64_t r, int64_t c) {
@@ -134,21 +137,10 @@ TEST_F(SemanticsTest, DotIsFloat32InIncreasingK) {
 }
 
 // ExecutionLimits::maxWork: a tensor result counts its elements, a product
-// its multiply-adds. The kernel above: loads 16x32 + 32x8, a 16x8 constant,
+// its multiply-adds. kDotKernel: loads 16x32 + 32x8, a 16x8 constant,
 // a 16x8x32 product: 512 + 256 + 128 + 4096 = 4992 element operations.
 TEST_F(SemanticsTest, WorkLimitCountsElementsAndMultiplyAdds) {
-  tt::FuncOp kernel = parseKernel(R"(
-    tt.func @dot(%a: !tt.tensordesc<tensor<16x32xf16>>,
-                 %b: !tt.tensordesc<tensor<32x8xf16>>,
-                 %c: !tt.tensordesc<tensor<16x8xf32>>) {
-      %z = arith.constant 0 : i32
-      %x = tt.descriptor_load %a[%z, %z] : !tt.tensordesc<tensor<16x32xf16>> -> tensor<16x32xf16>
-      %y = tt.descriptor_load %b[%z, %z] : !tt.tensordesc<tensor<32x8xf16>> -> tensor<32x8xf16>
-      %acc = arith.constant dense<0.0> : tensor<16x8xf32>
-      %d = tt.dot %x, %y, %acc : tensor<16x32xf16> * tensor<32x8xf16> -> tensor<16x8xf32>
-      tt.descriptor_store %c[%z, %z], %d : !tt.tensordesc<tensor<16x8xf32>>, tensor<16x8xf32>
-      tt.return
-    })");
+  tt::FuncOp kernel = parseKernel(kDotKernel);
   ASSERT_TRUE(kernel);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   auto one = [](int64_t, int64_t) { return 1.0; };
@@ -161,7 +153,10 @@ TEST_F(SemanticsTest, WorkLimitCountsElementsAndMultiplyAdds) {
       runProgram(kernel, {a, bb, c}, ProgramId{}, Grid{}, memory, options);
   ASSERT_TRUE(r.completed()) << r.message;
   EXPECT_EQ(r.work, 4992u);
-  EXPECT_EQ(element(2, 3, 4), 32.0);
+  float want = 0.333333343f; // the accumulator, then 32 products of 1 x 1
+  for (int k = 0; k < 32; ++k)
+    want += 1.0f;
+  EXPECT_EQ(element(2, 3, 4), double(want));
   options.limits.maxWork = 4991;
   r = runProgram(kernel, {a, bb, c}, ProgramId{}, Grid{}, memory, options);
   EXPECT_EQ(r.outcome, Outcome::RuntimeError);
