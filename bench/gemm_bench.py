@@ -60,7 +60,7 @@ TRITON_CONFIGS = {
 }
 KS = [256, 512, 1024, 2048, 4096, 8192, 16384]
 # tawa configurations the family benchmark times besides the default.
-VARIANTS = ["default", "G1", "G2", "PP", "D3P0", "D4P0", "NOPP", "NOPPC2", "PAIR"]
+VARIANTS = ["default", "G1", "G2", "PP", "D3P0", "D4P0", "NOPP", "NOPPC2", "PAIR", "NOPAIR"]
 
 
 def median_ms(fn):

@@ -132,11 +132,13 @@ if [ -f "$MANIFEST" ]; then
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small
   # More tiles than SMs: a persistent CTA's second tile, where the deferred
   # epilogue stores the first tile's boxes during its K loop.
-  # (the kernels that defer it, and ping-pong's 128 x 128 tiles).
+  # (the kernels that defer it, ping-pong's 128 x 128 tiles, and the
+  # paired batched and bias samples with their fused products).
   step "sanitizer racecheck: many tiles (default, EO4)" 120 compute-sanitizer --tool racecheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small \
     --many-tiles --config default --config EO4 --kernel examples/gemm_fp16 \
-    --kernel examples/gemm_fp8 --kernel examples/gemm_fp16_128x128 --kernel shared/gemm_persistent
+    --kernel examples/gemm_fp8 --kernel examples/gemm_fp16_128x128 --kernel shared/gemm_persistent \
+    --kernel shared/gemm_batched --kernel shared/gemm_bias_relu
   step "sanitizer synccheck: compiled kernels (defaults)" 200 compute-sanitizer --tool synccheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   GEMM_KS=$KS
@@ -156,9 +158,10 @@ if [ -f "$MANIFEST" ]; then
   step "family: grouped configs vs Triton" 150 python3 bench/family_variants.py \
     --manifest "$MANIFEST" --workload grouped --config default --config NOPP --config NOSW \
     --triton-tile-order --seconds 2 --json "$B/family-grouped.json"
-  # The batched sample: the default against programs paired along x.
+  # The batched sample: the default (programs paired along y, their
+  # products fused) against no pairing (ping-pong) and pairing along x.
   step "family: batched configs vs Triton" 120 python3 bench/family_variants.py \
-    --manifest "$MANIFEST" --workload batched --config default --config PAIR \
+    --manifest "$MANIFEST" --workload batched --config default --config NOPAIR --config PAIR \
     --seconds 2 --json "$B/family-batched.json"
   # Batched, grouped and the fp16 GEMM back to back: power, SM clock, throttle reasons.
   step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \

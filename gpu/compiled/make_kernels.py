@@ -73,8 +73,12 @@ def configs(sweep):
         out.append(("D6P1", ["--aref-depth=6", "--mma-depth=1"]))
         out.append(("D6P2", ["--aref-depth=6", "--mma-depth=2"]))
         out.append(("PPD6P1", ["--pingpong", "--aref-depth=6", "--mma-depth=1"]))
-        # Programs of adjacent x in pairs sharing their B tiles.
+        # Programs of adjacent x in pairs sharing their B tiles; and no
+        # pairing at all (the default pairs along y where the two products
+        # fuse into one wgmma: 128 x 128 tiles of the batched and bias
+        # samples).
         out.append(("PAIR", ["--pair-programs"]))
+        out.append(("NOPAIR", ["--pair-programs=off"]))
         # The kernel's own tile walk in its own (row-major) order.
         out.append(("NOSW", ["--tile-swizzle=1"]))
         # The epilogue stored at once after the K loop (EO0) and with all
@@ -122,6 +126,11 @@ def main():
             small_tiles = any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu"))
             if (name.startswith("PP") or name.startswith("D6") or name.startswith("NOPP")) and not small_tiles:
                 continue
+            # Paired by default, the batched and bias samples' slots hold
+            # three 16 KiB tiles: six of them do not fit (PPD6P1, not
+            # paired, does).
+            if name in ("D6P1", "D6P2") and any(t in kid for t in ("batched", "bias_relu")):
+                continue
             # Clusters need the compiler's persistence and no ping-pong.
             if name == "C2" and (small_tiles or "persistent" in kid):
                 continue
@@ -130,7 +139,7 @@ def main():
             # Pairing shares a tile only where its coordinates do not depend
             # on program_id(0) (the batched and bias samples; the others map
             # one program id to both tile coordinates).
-            if name == "PAIR" and not any(t in kid for t in ("batched", "bias_relu")):
+            if name in ("PAIR", "NOPAIR") and not any(t in kid for t in ("batched", "bias_relu")):
                 continue
             # Only the samples that walk their own tiles have an order to keep.
             if name == "NOSW" and not any(t in kid for t in ("grouped", "persistent")):

@@ -3,7 +3,10 @@
 // A from shared memory (descriptor) or registers, B K-major or (16-bit types)
 // MN-major. Operands arrive by TMA with 128-byte swizzle, so the descriptors
 // are checked against the layout TMA really writes. Accumulators start as NaN
-// and the first wgmma uses scaleD = 0, which must overwrite them.
+// and the first wgmma uses scaleD = 0, which must overwrite them. The paired
+// form (wgmmaSSPair, N = 128 and 256) holds the accumulator as two arrays,
+// each read back as a fragment of N / 2 columns: the first must hold the
+// columns [0, N/2), the second [N/2, N).
 #include "common.cuh"
 #include "mma_host.cuh"
 #include "tawa/device/device.cuh"
@@ -17,7 +20,7 @@ namespace {
 
 constexpr int kRowBytes = 128; // K extent of A and B tiles, in bytes
 
-template <int N, MmaType T, bool RegA, int TransA, int TransB>
+template <int N, MmaType T, bool RegA, int TransA, int TransB, bool Pair>
 __global__ void __launch_bounds__(128, 1)
     mmaKernel(const __grid_constant__ CUtensorMap mapA,
               const __grid_constant__ CUtensorMap mapB, const uint8_t *aGlobal,
@@ -51,6 +54,9 @@ __global__ void __launch_bounds__(128, 1)
 
   float d[N / 2];
   fillFragment(d, __int_as_float(0x7fc00000)); // NaN: scaleD = 0 must ignore it
+  float d0[N / 4], d1[N / 4];
+  fillFragment(d0, __int_as_float(0x7fc00000));
+  fillFragment(d1, __int_as_float(0x7fc00000));
   const uint64_t descA =
       TransA ? descMNMajorSw128(sA, kK * 128) : descKMajorSw128(sA);
   const uint64_t descB =
@@ -75,6 +81,10 @@ __global__ void __launch_bounds__(128, 1)
         descAdvance(descB, TransB ? kk * 16 * 128 : kk * kStepBytes);
     if constexpr (RegA)
       wgmmaRS<N, T, TransB>(d, a[kk], b, kk > 0);
+    else if constexpr (Pair)
+      wgmmaSSPair<N, T, TransA, TransB>(
+          d0, d1, descAdvance(descA, TransA ? kk * 16 * 128 : kk * kStepBytes),
+          b, kk > 0);
     else
       wgmmaSS<N, T, TransA, TransB>(
           d, descAdvance(descA, TransA ? kk * 16 * 128 : kk * kStepBytes), b,
@@ -82,21 +92,33 @@ __global__ void __launch_bounds__(128, 1)
   }
   wgmmaCommit();
   wgmmaWait<0>();
-  fenceFragment(d);
+  if constexpr (Pair) {
+    fenceFragment(d0);
+    fenceFragment(d1);
+    // Each half read as a fragment of N / 2 columns.
 #pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    out[accRow(tid, i) * N + accCol(tid, i)] = d[i];
+    for (int i = 0; i < N / 4; ++i) {
+      out[accRow(tid, i) * N + accCol(tid, i)] = d0[i];
+      out[accRow(tid, i) * N + N / 2 + accCol(tid, i)] = d1[i];
+    }
+  } else {
+    fenceFragment(d);
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i)
+      out[accRow(tid, i) * N + accCol(tid, i)] = d[i];
+  }
 }
 
-template <int N, MmaType T, bool RegA, int TransB, int TransA = 0>
+template <int N, MmaType T, bool RegA, int TransB, int TransA = 0,
+          bool Pair = false>
 void runCase(Report &rep, std::mt19937_64 &rng) {
   using E = HostElem<T>;
   using Bits = typename E::Bits;
   constexpr int kK = kRowBytes / sizeof(Bits);
   char name[96];
-  std::snprintf(name, sizeof name, "wgmma_m64n%dk%d_%s_%s_B%s", N, kMmaK<T>,
+  std::snprintf(name, sizeof name, "wgmma_m64n%dk%d_%s_%s_B%s%s", N, kMmaK<T>,
                 E::kName, RegA ? "regA" : (TransA ? "smemA_MNmajor" : "smemA"),
-                TransB ? "MNmajor" : "Kmajor");
+                TransB ? "MNmajor" : "Kmajor", Pair ? "_pair" : "");
   auto A = randomElems<T>(64 * kK, rng); // logical A[m][k] at m * kK + k
   // Global storage of A: K-major = [m][k], MN-major = [k][m].
   std::vector<Bits> Ag(A.size());
@@ -135,7 +157,7 @@ void runCase(Report &rep, std::mt19937_64 &rng) {
                            {uint32_t(N), uint32_t(kK)},
                            CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 64 * kRowBytes + N * kRowBytes;
-  auto kernel = mmaKernel<N, T, RegA, TransA, TransB>;
+  auto kernel = mmaKernel<N, T, RegA, TransA, TransB, Pair>;
   TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<1, 128, smem>>>(mA, mB, reinterpret_cast<const uint8_t *>(dA), dOut);
@@ -181,6 +203,8 @@ template <MmaType T> void runType(Report &rep, std::mt19937_64 &rng) {
   runCase<64, T, true, 0>(rep, rng);
   runCase<128, T, true, 0>(rep, rng);
   runCase<256, T, true, 0>(rep, rng);
+  runCase<128, T, false, 0, 0, true>(rep, rng);
+  runCase<256, T, false, 0, 0, true>(rep, rng);
   if constexpr (T != MmaType::E4M3) {
     runCase<64, T, false, 1>(rep, rng);
     runCase<128, T, false, 1>(rep, rng);

@@ -15,13 +15,18 @@ def regs(first, count):
     return ", ".join("%%%d" % (first + i) for i in range(count))
 
 
-def acc_operands(n):
+def acc_operands(n, pair=False):
+    if pair:  # two arrays, the columns [0, n/2) and [n/2, n)
+        half = n // 4
+        return ", ".join(['"+f"(d0[%d])' % i for i in range(half)] +
+                         ['"+f"(d1[%d])' % i for i in range(half)])
     return ", ".join('"+f"(d[%d])' % i for i in range(n // 2))
 
 
-def emit(n, tag, ptx, k, trans, reg_a):
+def emit(n, tag, ptx, k, trans, reg_a, pair=False):
     nacc = n // 2
-    name = "wgmma_%s_%s_m64n%dk%d" % ("rs" if reg_a else "ss", tag.lower(), n, k)
+    name = "wgmma_%s_%s_m64n%dk%d%s" % ("rs" if reg_a else "ss", tag.lower(), n, k,
+                                        "_pair" if pair else "")
     # Operand order: accumulators, A (desc or 4 regs), B desc, scale-d, then
     # the compile-time transpose flags as "n" immediates.
     a_ops = regs(nacc, 4) if reg_a else "%%%d" % nacc
@@ -44,13 +49,15 @@ def emit(n, tag, ptx, k, trans, reg_a):
     if trans:
         t_in = ', "n"(TransB)' if reg_a else ', "n"(TransA), "n"(TransB)'
     lines = []
-    lines.append("%s__device__ __forceinline__ void\n%s(float (&d)[%d], %s,"
-                 " uint64_t descB,\n    int scaleD) {" % (tparams, name, nacc, a_param))
+    acc_param = ("float (&d0)[%d], float (&d1)[%d]" % (nacc // 2, nacc // 2)
+                 if pair else "float (&d)[%d]" % nacc)
+    lines.append("%s__device__ __forceinline__ void\n%s(%s, %s,"
+                 " uint64_t descB,\n    int scaleD) {" % (tparams, name, acc_param, a_param))
     lines.append("  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %s, 0;\\n\"" % sd_op)
     lines.append("               \"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s \"" % (n, k, ptx, ptx))
     lines.append("               \"{%s}, \"" % regs(0, nacc))
     lines.append("               \"%s%s%s, %s, p%s;\\n}\\n\"" % ("{" if reg_a else "", a_ops, "}" if reg_a else "", b_op, imm))
-    lines.append("               : %s" % acc_operands(n))
+    lines.append("               : %s" % acc_operands(n, pair))
     lines.append("               : %s, \"l\"(descB), \"r\"(scaleD)%s);" % (a_in, t_in))
     lines.append("}\n")
     return "\n".join(lines)
@@ -62,12 +69,16 @@ def main():
     out.append("// One wrapper per wgmma shape: ss = A and B from shared memory")
     out.append("// (descriptors), rs = A from registers. Accumulators are f32,")
     out.append("// scaleD = 0 overwrites them, 1 accumulates. Use wgmma.cuh.")
-    out.append("#pragma once\n#include <cstdint>\n")
+    out.append("#pragma once\n#include \"tawa/device/types.cuh\"\n")
     out.append("namespace tawa::device::detail {\n")
     for tag, ptx, k, trans in TYPES:
         for n in SHAPES_N:
             for reg_a in (False, True):
                 out.append(emit(n, tag, ptx, k, trans, reg_a))
+        # Two accumulators of N/2 columns as one product of N (the fused
+        # products of programs paired along y).
+        for n in SHAPES_N[1:]:
+            out.append(emit(n, tag, ptx, k, trans, False, pair=True))
     out.append("} // namespace tawa::device::detail")
     print("\n".join(out))
 

@@ -49,7 +49,9 @@ KernelResources parsePtxasResources(llvm::StringRef log) {
 FailureOr<CompiledKernel> compile(ModuleOp module,
                                   const CompileOptions &options) {
   MLIRContext *ctx = module.getContext();
-  if (options.warpSpecialization.pairPrograms &&
+  using Pair = WarpSpecializationOptions::PairPrograms;
+  Pair pair = options.warpSpecialization.pairPrograms;
+  if ((pair == Pair::X || pair == Pair::Y) &&
       !options.warpSpecialization.persistent)
     return module.emitError("paired programs need a persistent kernel (the "
                             "caller's program grid stays the original one)");

@@ -192,8 +192,20 @@ private:
   struct Ring {
     std::string name;
     int64_t offset, slotBytes;
+    int64_t stride; ///< bytes from one slot to the next
   };
   DenseMap<Value, Ring> rings;
+  /// Products issued as one wgmma of twice the width (findFusedProducts):
+  /// the first's dot_async -> the second's; the second's dot_async and the
+  /// first's dot_wait emit nothing of their own.
+  DenseMap<Operation *, DotAsyncOp> fusedProducts;
+  llvm::DenseSet<Operation *> fusedAway;
+  /// Ring buffers laid out slot by slot side by side (the B tiles of fused
+  /// products): first -> second.
+  DenseMap<Value, Value> ringPartner;
+  void findFusedProducts();
+  bool emitFusedProducts(DotAsyncOp first, DotAsyncOp second, const Acc &acc0);
+  static bool isLastProduct(DotAsyncOp op);
   struct Bars {
     std::string name;
     int64_t count, arrivals;
@@ -535,8 +547,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
       return error(op) << "TMA load into an unknown buffer";
     int64_t rows = block.getShape()[0];
     int64_t boxInner = kSwizzleBytes / elemBytes(block.getElementType());
-    std::string dst = it->second.name + " + " + lookup(load.getSlot()) +
-                      " * " + std::to_string(it->second.slotBytes);
+    std::string dst = it->second.name + " + " + lookup(load.getSlot()) + " * " +
+                      std::to_string(it->second.stride);
     std::string bar =
         "&" + bars[load.getBars()].name + "[" + lookup(load.getSlot()) + "]";
     if (Value multicast = load.getMulticast()) {
@@ -591,7 +603,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
       return error(op) << "slot of an unknown buffer";
     std::string ptr = fresh("tile");
     line() << "uint8_t *" << ptr << " = " << it->second.name << " + "
-           << lookup(slot.getSlot()) << " * " << it->second.slotBytes << ";\n";
+           << lookup(slot.getSlot()) << " * " << it->second.stride << ";\n";
     tiles[slot.getResult()] = {ptr, slot.getType(), false};
     return success();
   }
@@ -1278,15 +1290,94 @@ FailureOr<Acc> Emitter::accOf(Value v, Operation *user, bool fill) {
   return acc;
 }
 
+/// Programs paired along y (-tawa-program-pairing) leave, per K step, two
+/// products with the same A slot whose B operands are the same slot of two
+/// rings of one shape (as stored [K, N], or transposed from [N, K]):
+///   %d0 = dot_async %a, [trans](slot %r0[%s]), %acc0
+///   %w0 = dot_wait %d0        (its result only yielded)
+///   %d1 = dot_async %a, [trans](slot %r1[%s]), %acc1
+/// With the two rings laid out slot by slot side by side, the B tiles read
+/// as one tile of twice the rows, and the products issue as one wgmma of
+/// twice the width into both accumulators (wgmmaSSPair). Here: the
+/// candidates and the ring layout; emitDotAsync checks the accumulators and
+/// emits the pair as one product or, where they do not allow it, as two
+/// (correct either way: the layout changes only the addresses).
+void Emitter::findFusedProducts() {
+  auto bSlot = [](Value b) -> SlotViewOp {
+    if (auto trans = b.getDefiningOp<tt::TransOp>())
+      return trans.getSrc().getDefiningOp<SlotViewOp>();
+    return b.getDefiningOp<SlotViewOp>();
+  };
+  DenseMap<Value, Value> partnerOf; // both directions
+  func.walk([&](DotAsyncOp d0) {
+    auto w0 = dyn_cast_or_null<DotWaitOp>(d0->getNextNode());
+    if (!w0 || w0.getInputs().size() != 1 || w0.getInputs()[0] != d0.getD() ||
+        !llvm::all_of(w0->getUsers(),
+                      [](Operation *u) { return isa<scf::YieldOp>(u); }))
+      return;
+    auto d1 = dyn_cast_or_null<DotAsyncOp>(w0->getNextNode());
+    auto w1 = d1 ? dyn_cast_or_null<DotWaitOp>(d1->getNextNode()) : DotWaitOp();
+    if (!w1 || w1.getInputs().size() != 1 || w1.getInputs()[0] != d1.getD() ||
+        w1.getPendings() != w0.getPendings() || d0.getA() != d1.getA() ||
+        d0.getType() != d1.getType())
+      return;
+    SlotViewOp s0 = bSlot(d0.getB()), s1 = bSlot(d1.getB());
+    bool kMajor = d0.getB().getDefiningOp<tt::TransOp>() != nullptr;
+    if (!s0 || !s1 || s0.getSlot() != s1.getSlot() ||
+        kMajor != (d1.getB().getDefiningOp<tt::TransOp>() != nullptr) ||
+        s0.getBuffer() == s1.getBuffer() ||
+        s0.getBuffer().getType() != s1.getBuffer().getType() ||
+        !s0.getBuffer().getDefiningOp<SmemAllocOp>() ||
+        !s1.getBuffer().getDefiningOp<SmemAllocOp>())
+      return;
+    // [N, K] tiles of one 128-byte swizzle span along K (the two tiles'
+    // rows are then contiguous), or [K, N] tiles (boxes of 64 columns, the
+    // second tile's boxes follow the first's); N of each at most 128.
+    auto tile = cast<RankedTensorType>(s0.getType());
+    int64_t n = tile.getShape()[kMajor ? 0 : 1];
+    if ((kMajor && tile.getShape()[1] * elemBytes(tile.getElementType()) !=
+                       kSwizzleBytes) ||
+        (n != 64 && n != 128) ||
+        cast<RankedTensorType>(d0.getType()).getShape()[1] != n)
+      return;
+    Value r0 = s0.getBuffer(), r1 = s1.getBuffer();
+    auto known0 = partnerOf.find(r0), known1 = partnerOf.find(r1);
+    if ((known0 != partnerOf.end() && known0->second != r1) ||
+        (known1 != partnerOf.end() && known1->second != r0))
+      return;
+    if (known0 == partnerOf.end()) {
+      // The first ring of the pair in the layout is the one allocated first.
+      bool r0First = r0.getDefiningOp()->isBeforeInBlock(r1.getDefiningOp());
+      ringPartner[r0First ? r0 : r1] = r0First ? r1 : r0;
+      partnerOf[r0] = r1;
+      partnerOf[r1] = r0;
+    }
+    // Fused only where r0's slot comes first: its tile pointer starts the
+    // tile of twice the rows.
+    if (ringPartner.count(r0))
+      fusedProducts[d0] = d1;
+  });
+}
+
 LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   if (region != Region::Consumer)
     return error(op) << "dot_async outside the consumer partition";
   if (!op.getC().hasOneUse())
     return error(op) << "the accumulator operand has other uses; wgmma "
                         "updates it in place";
+  if (fusedAway.contains(op)) {
+    // Issued with the product before it (findFusedProducts).
+    accs[op.getD()] = accs.lookup(op.getC());
+    if (deferredEpi && isLastProduct(op))
+      emitDeferredFlush(/*all=*/false);
+    return success();
+  }
   FailureOr<Acc> acc = accOf(op.getC(), op);
   if (failed(acc))
     return failure();
+  if (auto fused = fusedProducts.find(op); fused != fusedProducts.end())
+    if (emitFusedProducts(op, fused->second, *acc))
+      return success();
   auto a = tiles.find(op.getA()), b = tiles.find(op.getB());
   if (a == tiles.end() || b == tiles.end())
     return error(op) << "dot operands must be shared-memory ring slots";
@@ -1353,18 +1444,93 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
     line() << lazy->second << " = true;\n";
   // After the last product a loop iteration issues: the tensor cores have
   // all of them queued while the box is staged.
-  bool lastProduct = true;
-  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-    lastProduct &= !isa<DotAsyncOp>(next);
-  if (deferredEpi && lastProduct)
+  if (deferredEpi && isLastProduct(op))
     emitDeferredFlush(/*all=*/false);
   accs[op.getD()] = *acc;
   return success();
 }
 
+bool Emitter::isLastProduct(DotAsyncOp op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (isa<DotAsyncOp>(next))
+      return false;
+  return true;
+}
+
+bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
+                                const Acc &acc0) {
+  // The second accumulator must be a chain already (a loop-carried value):
+  // a splat would start its chain here, before its own product.
+  auto acc1It = accs.find(second.getC());
+  if (acc1It == accs.end() || !second.getC().hasOneUse())
+    return false;
+  const Acc acc1 = acc1It->second;
+  auto lazy0 = lazyZero.find(acc0.name), lazy1 = lazyZero.find(acc1.name);
+  bool lazyBoth = lazy0 != lazyZero.end() && lazy1 != lazyZero.end();
+  bool lazyNone = lazy0 == lazyZero.end() && lazy1 == lazyZero.end();
+  auto a = tiles.find(first.getA()), b = tiles.find(first.getB());
+  if (acc0.frags != 1 || acc1.frags != 1 || acc0.cols != acc1.cols ||
+      !(lazyBoth || lazyNone) || a == tiles.end() || b == tiles.end() ||
+      a->second.transposed)
+    return false;
+  Type elem = a->second.type.getElementType();
+  std::optional<StringRef> mma = mmaType(elem);
+  bool bKMajor = b->second.transposed;
+  if (!mma || b->second.type.getElementType() != elem ||
+      (!bKMajor && isa<Float8E4M3FNType>(elem)))
+    return false;
+  int64_t eb = elemBytes(elem);
+  int64_t k = a->second.type.getShape()[1];
+  int64_t aRows = a->second.type.getShape()[0];
+  if (k * eb != kSwizzleBytes || aRows != 64 * groups)
+    return false;
+  int64_t mmaK = isa<Float8E4M3FNType>(elem) ? 32 : 16;
+  int64_t kBytes = mmaK * eb;
+  // Both flags are set together after every pair, so they are equal.
+  std::string scaleD =
+      lazyBoth ? "(" + lazy0->second + " || kk > 0) ? 1 : 0" : "1";
+  line() << "// Two products sharing A, their B tiles side by side: one "
+            "wgmma of N = "
+         << 2 * acc0.cols << ".\n";
+  line() << "wgmmaFence();\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
+  line() << "  const uint64_t descA = descAdvance(descKMajorSw128("
+         << a->second.ptr << " + cg * " << 64 * kSwizzleBytes << "), kk * "
+         << kBytes << ");\n";
+  if (bKMajor)
+    line() << "  const uint64_t descB = descAdvance(descKMajorSw128("
+           << b->second.ptr << "), kk * " << kBytes << ");\n";
+  else
+    line() << "  const uint64_t descB = descAdvance(descMNMajorSw128("
+           << b->second.ptr << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+  line() << "  wgmmaSSPair<" << 2 * acc0.cols << ", " << *mma << ", 0, "
+         << (bKMajor ? 0 : 1) << ">(" << acc0.name << "[0], " << acc1.name
+         << "[0], descA, descB, " << scaleD << ");\n";
+  line() << "}\n";
+  line() << "wgmmaCommit();\n";
+  if (lazyBoth) {
+    line() << lazy0->second << " = true;\n";
+    line() << lazy1->second << " = true;\n";
+  }
+  accs[first.getD()] = acc0;
+  // The first product's wait and the second product emit nothing: one
+  // commit group per pair, waited for at the second's wait.
+  fusedAway.insert(first->getNextNode());
+  fusedAway.insert(second);
+  return true;
+}
+
 LogicalResult Emitter::emitDotWait(DotWaitOp op) {
   if (region != Region::Consumer)
     return error(op) << "dot_wait outside the consumer partition";
+  if (fusedAway.contains(op)) {
+    // Waited for with the second of its pair (emitFusedProducts); the
+    // result is only yielded.
+    accs[op.getOutputs()[0]] = accs.lookup(op.getInputs()[0]);
+    return success();
+  }
   line() << "wgmmaWait<" << op.getPendings() << ">();\n";
   for (auto [in, out] : llvm::zip(op.getInputs(), op.getOutputs())) {
     if (!in.hasOneUse())
@@ -1899,22 +2065,45 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
 
   // Shared memory: rings first (each 1024-aligned for the 128-byte swizzle
   // atoms), epilogue boxes, then the mbarriers.
+  // The B tiles of fused products go slot by slot side by side, so that
+  // the two read as one tile of twice the rows.
+  findFusedProducts();
   int64_t offset = 0;
   SmallVector<std::string> layout;
+  auto ringBytes = [](Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t bytes = elemBytes(type.getElementType());
+    for (int64_t d : type.getShape())
+      bytes *= d;
+    return std::make_pair(bytes, bytes / type.getShape()[0]);
+  };
+  auto placeRing = [&](Value buffer, int64_t at, int64_t stride) {
+    int64_t slotBytes = ringBytes(buffer).second;
+    std::string name = fresh("ring");
+    rings[buffer] = {name, at, slotBytes, stride};
+    std::string apart =
+        stride != slotBytes
+            ? llvm::formatv(", slots {0} bytes apart", stride).str()
+            : std::string();
+    layout.push_back(llvm::formatv("uint8_t *{0} = smem + {1}; // {2}{3}", name,
+                                   at, buffer.getType(), apart)
+                         .str());
+  };
   for (Operation &op : entry) {
-    if (auto alloc = dyn_cast<SmemAllocOp>(op)) {
-      auto type = cast<MemRefType>(alloc.getType());
-      int64_t bytes = elemBytes(type.getElementType());
-      for (int64_t d : type.getShape())
-        bytes *= d;
-      offset = llvm::alignTo(offset, 1024);
-      std::string name = fresh("ring");
-      rings[alloc.getResult()] = {name, offset, bytes / type.getShape()[0]};
-      layout.push_back(
-          llvm::formatv("uint8_t *{0} = smem + {1}; // {2}", name, offset, type)
-              .str());
+    auto alloc = dyn_cast<SmemAllocOp>(op);
+    if (!alloc || rings.count(alloc.getResult()))
+      continue; // not a ring, or the second of a side-by-side pair
+    auto [bytes, slotBytes] = ringBytes(alloc.getResult());
+    offset = llvm::alignTo(offset, 1024);
+    auto partner = ringPartner.find(alloc.getResult());
+    if (partner == ringPartner.end()) {
+      placeRing(alloc.getResult(), offset, slotBytes);
       offset += bytes;
+      continue;
     }
+    placeRing(alloc.getResult(), offset, 2 * slotBytes);
+    placeRing(partner->second, offset + slotBytes, 2 * slotBytes);
+    offset += 2 * bytes;
   }
   // Consumer warp groups of all consumer partitions (ping-pong: 2 of 1).
   int64_t totalGroups = 0;

@@ -124,17 +124,18 @@ struct PersistentPrograms
     Value cta = tt::GetProgramIdOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
     Value ctas =
         tt::GetNumProgramsOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
-    // Paired programs (-tawa-program-pairing): the loop walks pairs, x over
-    // ceil(nx / 2) of them, while tt.get_num_programs still reads nx.
-    bool paired = func->hasAttr(kPairedProgramsAttr);
-    Value xs = counts[0];
-    if (paired) {
+    // Paired programs (-tawa-program-pairing): the loop walks pairs, over
+    // ceil(n / 2) of them along the paired axis, while tt.get_num_programs
+    // still reads the program grid.
+    Value xs = counts[0], ys = counts[1];
+    if (auto paired = func->getAttrOfType<IntegerAttr>(kPairedProgramsAttr)) {
+      Value &n = paired.getInt() == 1 ? ys : xs;
       Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
       Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
-      xs = arith::DivSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, counts[0], one), two);
+      n = arith::DivSIOp::create(b, loc, arith::AddIOp::create(b, loc, n, one),
+                                 two);
     }
-    Value xy = arith::MulIOp::create(b, loc, xs, counts[1]);
+    Value xy = arith::MulIOp::create(b, loc, xs, ys);
     Value total = arith::MulIOp::create(b, loc, xy, counts[2]);
     // The grouped order's loop invariants (below).
     const int64_t kGroupX = 8;
@@ -142,7 +143,7 @@ struct PersistentPrograms
     if (readsY) {
       group = arith::ConstantIntOp::create(b, loc, kGroupX, 32);
       plane = xy;
-      width = arith::MulIOp::create(b, loc, group, counts[1]);
+      width = arith::MulIOp::create(b, loc, group, ys);
     }
     auto loop = scf::ForOp::create(b, loc, cta, total, ctas);
     loop->setAttr(kProgramLoopAttr, b.getUnitAttr());
@@ -156,8 +157,8 @@ struct PersistentPrograms
       // Launch order, x fastest.
       px = arith::RemSIOp::create(lb, loc, t, xs);
       Value rest = arith::DivSIOp::create(lb, loc, t, xs);
-      py = arith::RemSIOp::create(lb, loc, rest, counts[1]);
-      pz = arith::DivSIOp::create(lb, loc, rest, counts[1]);
+      py = arith::RemSIOp::create(lb, loc, rest, ys);
+      pz = arith::DivSIOp::create(lb, loc, rest, ys);
     } else {
       // A 2-D grid in launch order runs all of x for each y: a wave of CTAs
       // touches every x block. Within each z plane, x is walked kGroupX at

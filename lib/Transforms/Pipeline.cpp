@@ -27,8 +27,20 @@ void addWarpSpecializationPasses(OpPassManager &pm,
     swizzle.groupRows = options.tileSwizzle;
     funcPm.addPass(createTileSwizzle(swizzle));
   }
-  if (options.persistent && options.pairPrograms)
-    funcPm.addPass(createProgramPairing());
+  using Pair = WarpSpecializationOptions::PairPrograms;
+  // Auto pairs for two cooperative consumer groups only: each then holds a
+  // 64-row slice of both accumulators (128 registers), as for a 128 x 256
+  // tile; forced ping-pong or one group would hold twice that.
+  bool autoFits = options.pingpong != 1 &&
+                  (options.consumerGroups == 0 || options.consumerGroups == 2);
+  if (options.persistent && options.pairPrograms != Pair::Off &&
+      (options.pairPrograms != Pair::Auto || autoFits)) {
+    ProgramPairingOptions pairing;
+    pairing.axis = options.pairPrograms == Pair::X   ? "x"
+                   : options.pairPrograms == Pair::Y ? "y"
+                                                     : "auto";
+    funcPm.addPass(createProgramPairing(pairing));
+  }
   if (options.persistent)
     funcPm.addPass(createPersistentPrograms());
   funcPm.addPass(createPartitionAnnotation());

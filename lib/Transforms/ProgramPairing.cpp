@@ -1,5 +1,4 @@
-//===- ProgramPairing.cpp - two programs of adjacent x run as one
-//----------===//
+//===- ProgramPairing.cpp - two programs of adjacent x or y run as one ---===//
 //
 // Before (program x):              After (pair q: programs 2q and 2q + 1):
 //   a = load A[x * BM, k]            a0 = load A[2q * BM, k]
@@ -15,7 +14,9 @@
 // do) are shared, the others cloned; the two K loops become one. The
 // persistent loop (-tawa-persistent-programs, which must follow) walks the
 // pairs. A pair shares every tile whose coordinates do not depend on x, so
-// the bytes per flop fall as with a tile twice as tall.
+// the bytes per flop fall as with a tile twice as tall. Along y it is the
+// same with the roles of A and B swapped; there the two products share A,
+// and the CUDA emitter issues them as one wgmma of twice the width.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,17 +82,90 @@ struct Varying {
 };
 
 struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
+  using ProgramPairingBase::ProgramPairingBase;
+
+  /// The axis being paired and its name in messages.
+  tt::ProgramIDDim dim = tt::ProgramIDDim::X;
+  std::string pidName = "program_id(0)";
+  /// auto: failures are not errors (the kernel is left as written).
+  bool quiet = false;
+
   void runOnOperation() override {
     tt::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    if (axis != "x" && axis != "y" && axis != "auto") {
+      func.emitError("tawa-program-pairing: axis must be x, y or auto, not '")
+          << axis << "'";
+      return signalPassFailure();
+    }
+    if (axis == "auto") {
+      if (!productsFuseAlongY(func))
+        return;
+      // Pairs on a copy: where the kernel cannot be paired, it stays as the
+      // user wrote it.
+      dim = tt::ProgramIDDim::Y;
+      pidName = "program_id(1)";
+      quiet = true;
+      auto copy = cast<tt::FuncOp>(func->clone()); // not inserted anywhere
+      bool ok = succeeded(pair(copy));
+      if (ok) {
+        func.getBody().takeBody(copy.getBody());
+        func->setAttr(kPairedProgramsAttr, copy->getAttr(kPairedProgramsAttr));
+      }
+      copy.erase();
+      return;
+    }
+    if (axis == "y") {
+      dim = tt::ProgramIDDim::Y;
+      pidName = "program_id(1)";
+    }
     if (failed(pair(func)))
       signalPassFailure();
   }
 
   LogicalResult fail(Operation *at, const Twine &why) {
+    if (quiet)
+      return failure();
     return emitError(getUserLocation(at->getLoc()))
            << "cannot pair programs: " << why;
+  }
+
+  /// Whether pairing along y would give two products that share A and
+  /// read B tiles of their own (a TMA load depending on program_id(y), or
+  /// its transpose), with accumulators of at most 128 x 128 each: the CUDA
+  /// emitter then issues them as one wgmma of twice the width.
+  static bool productsFuseAlongY(tt::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return false;
+    llvm::DenseSet<Value> onY;
+    func.walk([&](Operation *op) {
+      bool reads = false;
+      if (auto pid = dyn_cast<tt::GetProgramIdOp>(op))
+        reads = pid.getAxis() == tt::ProgramIDDim::Y;
+      for (Value operand : op->getOperands())
+        reads |= onY.contains(operand);
+      if (reads)
+        for (Value r : op->getResults())
+          onY.insert(r);
+    });
+    SmallVector<tt::DotOp> dots;
+    for (auto forOp : func.getBody().front().getOps<scf::ForOp>())
+      forOp.walk([&](tt::DotOp dot) { dots.push_back(dot); });
+    if (dots.size() != 1)
+      return false;
+    tt::DotOp dot = dots.front();
+    auto type = cast<RankedTensorType>(dot.getType());
+    // 128 rows: two consumer groups of one 64-row fragment each.
+    if (type.getRank() != 2 || type.getShape()[0] != 128 ||
+        (type.getShape()[1] != 64 && type.getShape()[1] != 128))
+      return false;
+    auto a = dot.getA().getDefiningOp<tt::DescriptorLoadOp>();
+    auto trans = dot.getB().getDefiningOp<tt::TransOp>();
+    auto b = trans ? trans.getSrc().getDefiningOp<tt::DescriptorLoadOp>()
+                   : dot.getB().getDefiningOp<tt::DescriptorLoadOp>();
+    return a && b && !onY.contains(a.getResult()) &&
+           onY.contains(b.getResult());
   }
 
   LogicalResult pair(tt::FuncOp func) {
@@ -102,11 +176,11 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       return fail(func, "the kernel walks program ids itself");
     SmallVector<tt::GetProgramIdOp> pids;
     func.walk([&](tt::GetProgramIdOp pid) {
-      if (pid.getAxis() == tt::ProgramIDDim::X)
+      if (pid.getAxis() == dim)
         pids.push_back(pid);
     });
     if (pids.empty())
-      return fail(func, "the kernel does not read program_id(0)");
+      return fail(func, "the kernel does not read " + pidName);
 
     // The K loop: the one top-level loop with a product.
     scf::ForOp kLoop;
@@ -124,15 +198,14 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
 
     OpBuilder b(&body, body.begin());
     Location loc = func.getLoc();
-    auto axisX =
-        tt::ProgramIDDimAttr::get(func.getContext(), tt::ProgramIDDim::X);
+    auto axisAttr = tt::ProgramIDDimAttr::get(func.getContext(), dim);
     Type i32 = b.getI32Type();
-    Value q = tt::GetProgramIdOp::create(b, loc, i32, axisX);
+    Value q = tt::GetProgramIdOp::create(b, loc, i32, axisAttr);
     Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
     Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
     Value x0 = arith::MulIOp::create(b, loc, q, two);
     Value x1 = arith::AddIOp::create(b, loc, x0, one);
-    Value nx = tt::GetNumProgramsOp::create(b, loc, i32, axisX);
+    Value nx = tt::GetNumProgramsOp::create(b, loc, i32, axisAttr);
     Value second =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x1, nx);
     for (tt::GetProgramIdOp pid : pids) {
@@ -159,7 +232,7 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       for (Value bound :
            {kLoop.getLowerBound(), kLoop.getUpperBound(), kLoop.getStep()})
         if (probe.values.contains(bound))
-          return fail(kLoop, "the K loop's bounds depend on program_id(0)");
+          return fail(kLoop, "the K loop's bounds depend on " + pidName);
       if (writesMemory(kLoop))
         return fail(kLoop, "the K loop writes memory");
       WalkResult pointerLoad =
@@ -206,12 +279,11 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       } else if (writes) {
         // Once for both programs, it would move before the second
         // program's earlier stores.
-        return fail(op, "a store after the K loop does not depend on "
-                        "program_id(0)");
+        return fail(op,
+                    "a store after the K loop does not depend on " + pidName);
       } else if (written && !isMemoryEffectFree(op)) {
         // Shared, it would read before the second program's stores.
-        return fail(op, "a load after a store does not depend on "
-                        "program_id(0)");
+        return fail(op, "a load after a store does not depend on " + pidName);
       }
       written |= writes;
     }
@@ -221,7 +293,8 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     OpBuilder thenB = OpBuilder::atBlockBegin(ifOp.thenBlock());
     for (Operation *op : epilogue)
       thenB.clone(*op, copy);
-    func->setAttr(kPairedProgramsAttr, UnitAttr::get(func.getContext()));
+    func->setAttr(kPairedProgramsAttr,
+                  b.getI32IntegerAttr(static_cast<int32_t>(dim)));
     return success();
   }
 
@@ -260,15 +333,15 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
           return !settled.values.contains(load.getResult());
         });
     if (!sharesTile)
-      return fail(loop, "every tile the K loop loads depends on "
-                        "program_id(0): the pair would share none");
+      return fail(loop, "every tile the K loop loads depends on " + pidName +
+                            ": the pair would share none");
     SmallVector<unsigned> second;
     for (unsigned i = 0; i < n; ++i)
       if (argVaries[i])
         second.push_back(i);
     if (second.empty())
-      return fail(loop, "nothing the K loop carries depends on "
-                        "program_id(0): pairing would share everything");
+      return fail(loop, "nothing the K loop carries depends on " + pidName +
+                            ": pairing would share everything");
 
     SmallVector<Value> inits(loop.getInitArgs());
     for (unsigned i : second)

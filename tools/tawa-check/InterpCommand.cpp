@@ -29,6 +29,8 @@ using namespace tawa::interp;
 
 namespace {
 
+using Pair = tawa::WarpSpecializationOptions::PairPrograms;
+
 const char *kInterpUsage = R"(usage: tawa-check interp KERNEL.ttir [options]
 
 Runs the kernel (Triton TTIR) and the warp-specialized IR the compiler makes
@@ -63,7 +65,10 @@ Options:
   --no-persistent      keep one program per tile (the compiler otherwise
                        makes such a kernel persistent)
   --pair-programs      run programs of adjacent x in pairs that share the
-                       tiles both load (tawac --pair-programs; persistent)
+                       tiles both load (tawac --pair-programs=x; persistent)
+  --pair-programs-y    the same along y (tawac --pair-programs=y)
+  --no-pair-programs   never pair (the compiler otherwise pairs along y
+                       where the pair's products fuse into one wgmma)
   --tile-swizzle N     walk a kernel's own row-major tile loop N tile rows
                        at a time (tawac --tile-swizzle; default 8, 1 keeps
                        the kernel's order; applies to --sweep too)
@@ -153,7 +158,10 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
          " C=" + show(c.consumerGroups, 0) +
          (c.pingpong == 1 ? " pingpong" : "") +
          (c.persistent ? "" : " non-persistent") +
-         (c.pairPrograms ? " paired" : "") +
+         (c.pairPrograms == Pair::X     ? " paired"
+          : c.pairPrograms == Pair::Y   ? " paired-y"
+          : c.pairPrograms == Pair::Off ? " unpaired"
+                                        : "") +
          (c.tileSwizzle != tawa::WarpSpecializationOptions().tileSwizzle
               ? " tile-swizzle=" + std::to_string(c.tileSwizzle)
               : "") +
@@ -289,7 +297,13 @@ int interpCommand(int argc, char **argv) {
       config.persistent = false;
       configGiven = true;
     } else if (arg == "--pair-programs") {
-      config.pairPrograms = true;
+      config.pairPrograms = Pair::X;
+      configGiven = true;
+    } else if (arg == "--pair-programs-y") {
+      config.pairPrograms = Pair::Y;
+      configGiven = true;
+    } else if (arg == "--no-pair-programs") {
+      config.pairPrograms = Pair::Off;
       configGiven = true;
     } else if (arg == "--tile-swizzle") {
       config.tileSwizzle = parseInteger(arg, value(), 1, 64);
@@ -330,7 +344,8 @@ int interpCommand(int argc, char **argv) {
                "--aref-depth, --mma-depth, --consumer-groups, --pingpong, "
                "--no-pingpong, --no-persistent, --pair-programs, --schedule "
                "nor --ws-ir");
-  if (config.pairPrograms && !config.persistent)
+  if ((config.pairPrograms == Pair::X || config.pairPrograms == Pair::Y) &&
+      !config.persistent)
     usageError("--pair-programs needs a persistent kernel: it cannot go "
                "with --no-persistent");
   if (!wsIrPath.empty() && configGiven)

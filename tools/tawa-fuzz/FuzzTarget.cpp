@@ -153,7 +153,12 @@ Outcome runOneInput(StringRef input) {
   config.consumerGroups = static_cast<int64_t>((pick / 20) % 3);
   config.persistent = (pick / 60) % 2 == 0;
   config.pingpong = static_cast<int64_t>((pick / 120) % 3) - 1; // -1: choose
-  config.pairPrograms = config.persistent && (pick / 720) % 3 == 1;
+  // Pairing: the compiler's choice (along y where the products fuse), x,
+  // or y.
+  using Pair = WarpSpecializationOptions::PairPrograms;
+  static const Pair pairings[] = {Pair::Auto, Pair::X, Pair::Y};
+  config.pairPrograms =
+      config.persistent ? pairings[(pick / 720) % 3] : Pair::Off;
   // The tile walk's group rows (8: the default; 1: the kernel's order).
   static const int64_t swizzles[] = {8, 2, 3, 1};
   config.tileSwizzle = swizzles[(pick / 2160) % 4];
@@ -161,10 +166,11 @@ Outcome runOneInput(StringRef input) {
       interp::compileWarpSpecialized(*module, config, diagnostics);
   // Most kernels cannot pair programs; the rest of the pipeline should see
   // them anyway.
-  if (failed(compiled) && config.pairPrograms &&
+  if (failed(compiled) &&
+      (config.pairPrograms == Pair::X || config.pairPrograms == Pair::Y) &&
       firstError(diagnostics).find("cannot pair programs") !=
           std::string::npos) {
-    config.pairPrograms = false;
+    config.pairPrograms = Pair::Off;
     diagnostics.clear();
     compiled = interp::compileWarpSpecialized(*module, config, diagnostics);
   }

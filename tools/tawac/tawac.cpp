@@ -111,13 +111,17 @@ cl::opt<bool> persistent(
              "that walks program ids itself is left as written)"),
     cl::init(true), cl::cat(tawacCategory));
 
-cl::opt<bool> pairPrograms(
-    "pair-programs",
-    cl::desc("Run programs of adjacent program_id(0) in pairs, one CTA "
-             "loading once the tiles both read (e.g. a GEMM's B tile): the "
-             "bytes per flop of a tile twice as tall (needs --persistent; an "
-             "error where the kernel cannot, with the reason; default: off)"),
-    cl::init(false), cl::cat(tawacCategory));
+cl::opt<std::string> pairPrograms(
+    "pair-programs", cl::ValueOptional,
+    cl::desc("Run programs of adjacent program_id(0) (=x; bare "
+             "--pair-programs) or program_id(1) (=y) in pairs, one CTA "
+             "loading once the tiles both read (x: a GEMM's B tile, the bytes "
+             "per flop of a tile twice as tall; y: its A tile, and the two "
+             "products issue as one wgmma of twice the width); x and y need "
+             "--persistent and are an error where the kernel cannot, with "
+             "the reason; =off never pairs; default: auto, along y where the "
+             "products fuse (128x128 tiles of a persistent kernel), else off"),
+    cl::value_desc("auto|off|x|y"), cl::init("auto"), cl::cat(tawacCategory));
 
 cl::opt<int64_t> tileSwizzle(
     "tile-swizzle",
@@ -155,7 +159,8 @@ cl::opt<cl::boolOrDefault> pingpong(
              "tile, alternate so that one's epilogue overlaps the other's "
              "products (needs a tile loop: a persistent kernel; default: on "
              "where the consumer groups are the compiler's choice and one "
-             "group's registers hold a tile's accumulators, e.g. 128x128)"),
+             "group's registers hold a tile's accumulators, e.g. 128x128, "
+             "and --pair-programs did not pair them)"),
     cl::cat(tawacCategory));
 
 cl::opt<tawa::WarpSpecializationOptions::Schedule> schedule(
@@ -264,7 +269,23 @@ int main(int argc, char **argv) {
                  << tileSwizzle << ")\n";
     return 1;
   }
-  if (pairPrograms && !persistent) {
+  using Pair = tawa::WarpSpecializationOptions::PairPrograms;
+  Pair pairing;
+  if (pairPrograms == "auto")
+    pairing = Pair::Auto;
+  else if (pairPrograms == "off")
+    pairing = Pair::Off;
+  else if (pairPrograms == "x" || pairPrograms.empty())
+    pairing = Pair::X;
+  else if (pairPrograms == "y")
+    pairing = Pair::Y;
+  else {
+    llvm::errs() << "tawac: error: --pair-programs takes auto, off, x or y, "
+                    "not '"
+                 << pairPrograms << "'\n";
+    return 1;
+  }
+  if ((pairing == Pair::X || pairing == Pair::Y) && !persistent) {
     llvm::errs() << "tawac: error: --pair-programs needs a persistent kernel "
                     "(the caller's program grid stays the original one); "
                     "drop --persistent=false\n";
@@ -330,7 +351,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.mmaDepth = mmaDepth;
     options.warpSpecialization.consumerGroups = consumerGroups;
     options.warpSpecialization.persistent = persistent;
-    options.warpSpecialization.pairPrograms = pairPrograms;
+    options.warpSpecialization.pairPrograms = pairing;
     options.warpSpecialization.tileSwizzle = tileSwizzle;
     options.warpSpecialization.schedule = schedule;
     options.cluster = cluster;

@@ -39,8 +39,9 @@ inline constexpr llvm::StringLiteral kPingPongAttr = "tawa.pingpong";
 /// -tawa-persistent-programs wraps around a kernel body.
 inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";
 
-/// Unit attribute on a kernel whose programs -tawa-program-pairing paired
-/// along x: -tawa-persistent-programs walks ceil(nx / 2) * ny * nz pairs.
+/// i32 attribute on a kernel whose programs -tawa-program-pairing paired:
+/// the axis (0 = x, 1 = y); -tawa-persistent-programs walks ceil(n / 2)
+/// pairs along it.
 inline constexpr llvm::StringLiteral kPairedProgramsAttr =
     "tawa.paired_programs";
 

@@ -52,30 +52,46 @@ def TileSwizzle : Pass<"tawa-tile-swizzle", "::tawa::tt::FuncOp"> {
 }
 
 def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
-  let summary = "run two programs of adjacent x in one, sharing what they both load";
+  let summary = "run two programs of adjacent x (or y) in one, sharing what they both load";
   let description = [{
-    Two programs that differ only in `tt.get_program_id x` (x = 2q and
-    2q + 1) run as one: every operation that does not depend on x (the B
-    operand's TMA load of a GEMM whose A rows are x * BM, the loop bounds)
-    runs once for both, the rest twice, and the two main (K) loops become
-    one loop with both programs' loop-carried values, so that each shared
-    tile is loaded once per pair instead of once per program (a 128 x 128
-    tile pair reads as many bytes per flop as one 256 x 128 tile). The
-    second program's epilogue runs only where 2q + 1 is a program of the
-    grid (`scf.if`); its K-loop loads run either way (TMA loads outside a
-    tensor read zeros; the rows of another batch are harmless to read).
+    Two programs that differ only in `tt.get_program_id` of the pairing
+    axis (`axis`: x or y; a = 2q and 2q + 1) run as one: every operation
+    that does not depend on a (for x, the B operand's TMA load of a GEMM
+    whose A rows are x * BM; for y, the A operand's load of one whose B
+    rows are y * BN; the loop bounds) runs once for both, the rest twice,
+    and the two main (K) loops become one loop with both programs'
+    loop-carried values, so that each shared tile is loaded once per pair
+    instead of once per program (a 128 x 128 tile pair reads as many bytes
+    per flop as one 256 x 128 tile). Paired along y, the two products share
+    A and read B tiles that the CUDA emitter places side by side, so that
+    they issue as one wgmma of twice the width (two 128-column products:
+    one m64n256k16 per consumer group, as a 128 x 256 tile). The second
+    program's epilogue runs only where 2q + 1 is a program of the grid
+    (`scf.if`); its K-loop loads run either way (TMA loads outside a tensor
+    read zeros; the rows of another batch are harmless to read).
 
-    The function gets the unit attribute `tawa.paired_programs`, and
-    `-tawa-persistent-programs` (which must follow: the program grid the
-    caller launches stays the original one) then walks ceil(nx / 2) * ny *
-    nz pairs. Requirements, each an error at the user's line where the
-    kernel does not meet it: the kernel reads `tt.get_program_id x` and
-    does not walk program ids itself; its body has one top-level `scf.for`
-    with a `tt.dot` (the K loop) whose bounds do not depend on x and which
-    stores nothing and loads through pointers only what does not depend on
-    x; nothing before that loop stores; no TMA load follows it; every store
-    after it depends on x, and so does every load after a store there.
+    `axis=auto` pairs along y only where that fusion applies (the K loop has
+    one `tt.dot` whose A load does not depend on y and whose B operand is
+    a TMA load that does (or its transpose), with an accumulator of 128
+    rows and 64 or 128 columns per program) and the pairing is possible;
+    elsewhere it leaves the kernel unchanged, silently.
+
+    The function gets the attribute `tawa.paired_programs` = the axis (0 or
+    1), and `-tawa-persistent-programs` (which must follow: the program grid
+    the caller launches stays the original one) then walks ceil(n / 2)
+    pairs along that axis. Requirements, each an error at the user's line
+    where the kernel does not meet it (axis x or y): the kernel reads
+    `tt.get_program_id` of the axis and does not walk program ids itself;
+    its body has one top-level `scf.for` with a `tt.dot` (the K loop) whose
+    bounds do not depend on it and which stores nothing and loads through
+    pointers only what does not depend on it; nothing before that loop
+    stores; no TMA load follows it; every store after it depends on it, and
+    so does every load after a store there.
   }];
+  let options = [
+    Option<"axis", "axis", "std::string", /*default=*/"\"x\"",
+           "x, y, or auto (y where the paired products fuse into one wgmma)">
+  ];
   let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
 }
@@ -99,9 +115,10 @@ def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> 
     aref rings then keep their state across a CTA's tiles, so the producer
     loads the next tile while the consumers run the epilogue.
 
-    After -tawa-program-pairing (function attribute `tawa.paired_programs`)
-    the loop walks ceil(nx / 2) * ny * nz pairs instead, x of a pair being
-    t mod ceil(nx / 2), while `tt.get_num_programs x` still reads nx.
+    After -tawa-program-pairing (function attribute `tawa.paired_programs`
+    = the pairing axis) the loop walks ceil(nx / 2) * ny * nz pairs instead
+    (or nx * ceil(ny / 2) * nz for y), while `tt.get_num_programs` still
+    reads the program grid.
 
     A kernel that already walks program ids itself (a loop whose bounds or
     loop-carried values derive from `tt.get_program_id`, as the user's

@@ -35,10 +35,14 @@ struct WarpSpecializationOptions {
   /// Make a kernel of one program per tile persistent (one CTA per SM
   /// walking the program grid) unless it walks program ids itself.
   bool persistent = true;
-  /// Run programs of adjacent x in pairs that share the tiles both load
-  /// (-tawa-program-pairing; needs `persistent`: tawa::compile refuses the
-  /// pair without it, and the pipeline adds pairing only with it).
-  bool pairPrograms = false;
+  /// Run programs of adjacent x (or y) in pairs that share the tiles both
+  /// load (-tawa-program-pairing). X and Y need `persistent`: tawa::compile
+  /// refuses them without it. Auto pairs along y where the pair's products
+  /// fuse into one wgmma of twice the width (128 x 128 tiles), in persistent
+  /// kernels with two cooperative consumer groups (consumerGroups 0 or 2,
+  /// pingpong not forced) only, and leaves other kernels unchanged.
+  enum class PairPrograms { Off, X, Y, Auto };
+  PairPrograms pairPrograms = PairPrograms::Auto;
   /// Walk a user's row-major persistent tile loop in groups of this many
   /// tile rows (-tawa-tile-swizzle, guarded at run time); 1 keeps the
   /// user's order.

@@ -129,6 +129,41 @@ __device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], uint64_t descA,
   }
 }
 
+/// A and B from shared memory, the accumulator of N columns held as two
+/// arrays of N / 2 (columns [0, N/2) in d0, [N/2, N) in d1): two products
+/// that share A and whose B tiles lie side by side in shared memory, issued
+/// as one wgmma (the same registers as one array: a fragment's columns run
+/// in register order).
+template <int N, MmaType T, int TransA = 0, int TransB = 0>
+__device__ __forceinline__ void wgmmaSSPair(float (&d0)[N / 4],
+                                            float (&d1)[N / 4], uint64_t descA,
+                                            uint64_t descB, int scaleD) {
+  static_assert(N == 128 || N == 256, "N must be 128 or 256");
+  static_assert(T != MmaType::E4M3 || (TransA == 0 && TransB == 0),
+                "fp8 wgmma takes K-major operands only");
+  using namespace detail;
+  if constexpr (T == MmaType::F16) {
+    if constexpr (N == 128)
+      wgmma_ss_f16_m64n128k16_pair<TransA, TransB>(d0, d1, descA, descB,
+                                                   scaleD);
+    else
+      wgmma_ss_f16_m64n256k16_pair<TransA, TransB>(d0, d1, descA, descB,
+                                                   scaleD);
+  } else if constexpr (T == MmaType::BF16) {
+    if constexpr (N == 128)
+      wgmma_ss_bf16_m64n128k16_pair<TransA, TransB>(d0, d1, descA, descB,
+                                                    scaleD);
+    else
+      wgmma_ss_bf16_m64n256k16_pair<TransA, TransB>(d0, d1, descA, descB,
+                                                    scaleD);
+  } else {
+    if constexpr (N == 128)
+      wgmma_ss_e4m3_m64n128k32_pair(d0, d1, descA, descB, scaleD);
+    else
+      wgmma_ss_e4m3_m64n256k32_pair(d0, d1, descA, descB, scaleD);
+  }
+}
+
 /// A from registers (the a_reg layout of fragment.cuh), B from shared memory.
 template <int N, MmaType T, int TransB = 0>
 __device__ __forceinline__ void
