@@ -59,6 +59,15 @@ constexpr int64_t kEpiBoxCols = 64;
 /// CTA reserves): no second CTA fits next to one that asks for this much.
 constexpr int64_t kExclusiveSmemBytes = 116 * 1024;
 
+/// Cycles of the consumers' CUDA cores to stage one deferred 64 x 64
+/// epilogue box (convert, stmatrix, fence, barrier, TMA store issue), from
+/// the H100 at fixed clocks: storing all four boxes of a 128 x 256 tile
+/// after the K loop took 7.5 % more cycles than deferring two at fp16,
+/// K = 1024 (docs/PERFORMANCE.md, "At fixed clocks"): about 1,200 cycles
+/// per tile of 16 K steps for four boxes per group staged while the tensor
+/// cores idle, 300 per box.
+constexpr int64_t kEpilogueBoxCycles = 300;
+
 /// One accumulator register array: `float name[frags][cols / 2]` per thread.
 struct Acc {
   std::string name;
@@ -1841,10 +1850,24 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
   // 4096 (fp16, bf16, fp8), nothing at 16384; deferring all 4 was 0.7 %
   // slower than 2 (geomean of 9 points; docs/PERFORMANCE.md, "The deferred
   // epilogue").
+  //
+  // Under --schedule=optimal the solved K loop says how many cycles per
+  // iteration the consumers' CUDA cores are free
+  // (tawa.schedule_consumer_slack): where staging one box fits there, every
+  // box the registers hold is deferred (one is staged per iteration), else
+  // none.
   int64_t segments = plan.segmentDescs.size();
   int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags * segments));
-  int64_t request = options.epilogueOverlap < 0 ? (plan.boxes + 1) / 2
-                                                : options.epilogueOverlap;
+  std::optional<int64_t> slack;
+  for (Operation *store : placed)
+    store->getParentOfType<LoopLikeOpInterface>()->walk([&](scf::ForOp loop) {
+      if (auto a =
+              loop->getAttrOfType<IntegerAttr>("tawa.schedule_consumer_slack"))
+        slack = slack ? std::min(*slack, a.getInt()) : a.getInt();
+    });
+  int64_t request = options.epilogueOverlap >= 0 ? options.epilogueOverlap
+                    : slack ? (*slack >= kEpilogueBoxCycles ? plan.boxes : 0)
+                            : (plan.boxes + 1) / 2;
   plan.deferred = std::min(
       {plan.boxes, request, options.epilogueOverlap < 0 ? fit : plan.boxes});
   if (plan.deferred > 0)

@@ -13,7 +13,11 @@
 //       the generic expander realizes them;
 //   tawa.schedule = "optimal", tawa.schedule_ii, tawa.schedule_length on the
 //       loop, tawa.schedule_start / tawa.schedule_warp on each coarse op, as
-//       a record of the solution.
+//       a record of the solution;
+//   tawa.schedule_consumer_slack on the loop: the clock cycles per iteration
+//       the consumer warp groups' CUDA cores are free in the steady state (II
+//       minus their ALU and EXP ops), where the CUDA emitter may place the
+//       fixed-latency work of the previous tile's deferred epilogue.
 //
 // The solver's warp assignment must agree with the partitions: TMA loads on
 // the variable-latency (producer) group, everything else off it. A solution
@@ -44,6 +48,39 @@ using namespace mlir;
 using namespace tawa;
 
 namespace {
+
+#ifdef TAWA_HAVE_SCHEDULER
+/// Clock cycles per iteration that the solved steady state leaves to the
+/// consumer warp groups' CUDA cores: II minus the cycles of their ALU and EXP
+/// ops, both in the extracted graph's clock cycles (the solution is in
+/// normalized units: its II, relative to the normalized graph's lower bound
+/// max(ResMII, RecMII), applied to the bound in clock cycles).
+int64_t consumerSlack(const LoopGraph &lg, const tawa::sched::SearchResult &r) {
+  namespace s = tawa::sched;
+  s::Graph cycles;
+  std::string err;
+  if (!s::parseGraphString(lg.text, cycles, err) || cycles.ops.empty() ||
+      r.warp.size() > cycles.ops.size())
+    return 0;
+  int boundCycles =
+      std::max(s::computeResMII(cycles), s::computeRecMII(cycles));
+  int bound = std::max({1, r.resMII, r.recMII});
+  int64_t ii = static_cast<int64_t>(
+      static_cast<double>(boundCycles) * r.schedule.ii / bound + 0.5);
+  int64_t busy = 0;
+  for (size_t i = 0; i < cycles.ops.size(); ++i) {
+    const s::Op &op = cycles.ops[i];
+    bool consumer = r.warp.empty() ? !op.varLatency : r.warp[i] != 0;
+    bool cudaCores = llvm::any_of(op.uses, [&](const s::UnitUse &u) {
+      StringRef unit = cycles.units[u.unit].name;
+      return unit == "ALU" || unit == "EXP";
+    });
+    if (consumer && cudaCores)
+      busy += op.cycles;
+  }
+  return std::max<int64_t>(0, ii - busy);
+}
+#endif
 
 struct OptimalSchedule
     : public tawa::impl::OptimalScheduleBase<OptimalSchedule> {
@@ -120,6 +157,8 @@ struct OptimalSchedule
     loop->setAttr("tawa.schedule_length",
                   b.getI32IntegerAttr(r.schedule.length));
     loop->setAttr("tawa.mma_depth", b.getI32IntegerAttr(lag));
+    loop->setAttr("tawa.schedule_consumer_slack",
+                  b.getI32IntegerAttr(consumerSlack(lg, r)));
 #endif
   }
 };

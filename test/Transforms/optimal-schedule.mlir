@@ -11,7 +11,7 @@
 // GEMM: tt.descriptor_load {{.*}}{tawa.partition = array<i32: 0>, tawa.schedule_start = {{[0-9]+}} : i32, tawa.schedule_warp = 0 : i32}
 // GEMM: tt.descriptor_load {{.*}}{tawa.partition = array<i32: 0>, tawa.schedule_start = {{[0-9]+}} : i32, tawa.schedule_warp = 0 : i32}
 // GEMM: tt.dot {{.*}}tawa.schedule_warp = {{[1-9]}} : i32
-// GEMM: tawa.mma_depth = 1 : i32{{.*}}tawa.schedule = "optimal", tawa.schedule_ii = 2 : i32, tawa.schedule_length = {{[0-9]+}} : i32
+// GEMM: tawa.mma_depth = 1 : i32{{.*}}tawa.schedule = "optimal", tawa.schedule_consumer_slack = 1024 : i32, tawa.schedule_ii = 2 : i32, tawa.schedule_length = {{[0-9]+}} : i32
 
 // The schedule's P replaces the heuristic's (2 for this kernel) in the
 // pipeline the expander realizes.
@@ -25,6 +25,6 @@
 // ATTN: tt.dot {{.*}}tawa.schedule_warp = {{[1-9]}} : i32
 // ATTN: tt.descriptor_load {{.*}}tawa.schedule_warp = 0 : i32
 // ATTN: tt.dot {{.*}}tawa.schedule_warp = {{[1-9]}} : i32
-// ATTN: tawa.mma_depth = {{[0-9]}} : i32{{.*}}tawa.schedule = "optimal", tawa.schedule_ii = {{[0-9]+}} : i32
+// ATTN: tawa.mma_depth = {{[0-9]}} : i32{{.*}}tawa.schedule = "optimal", tawa.schedule_consumer_slack = {{[0-9]+}} : i32, tawa.schedule_ii = {{[0-9]+}} : i32
 
 // TIMEOUT: error: the optimal scheduler found no schedule for this loop (timeout

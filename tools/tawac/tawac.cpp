@@ -120,7 +120,8 @@ cl::opt<std::string> pairPrograms(
              "products issue as one wgmma of twice the width); x and y need "
              "--persistent and are an error where the kernel cannot, with "
              "the reason; =off never pairs; default: auto, along y where the "
-             "products fuse (128x128 tiles of a persistent kernel), else off"),
+             "products fuse (128x128 tiles of a persistent kernel with two "
+             "cooperative consumer groups), else off"),
     cl::value_desc("auto|off|x|y"), cl::init("auto"), cl::cat(tawacCategory));
 
 cl::opt<int64_t> tileSwizzle(
@@ -139,7 +140,10 @@ cl::opt<int64_t> epilogueOverlap(
              "registers and stores during the next tile's first K steps, one "
              "per step, while that tile's products run; 0 stores them all "
              "after the K loop (default: half of them, at most 64 more "
-             "registers per thread, e.g. 2 of a 128x256 tile's 4; ping-pong "
+             "registers per thread, e.g. 2 of a 128x256 tile's 4; with "
+             "--schedule=optimal, all the 64 registers hold where the solved "
+             "K loop leaves the consumers room to stage one per step; "
+             "ping-pong "
              "kernels and kernels that build their store's tensor map on the "
              "device store at once)"),
     cl::value_desc("N"), cl::init(-1), cl::cat(tawacCategory));
