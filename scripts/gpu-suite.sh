@@ -128,8 +128,11 @@ if [ -f "$MANIFEST" ]; then
   step "compiled: SASS (HGMMA/QGMMA)" 60 python3 gpu/compiled/check_sass.py --manifest "$MANIFEST"
   # Every compiled kernel under every configuration (ring depths, lags,
   # groups, ping-pong, persistence, optimal schedule), small instances.
+  # (a CUBIN identical to one already checked, e.g. G2 where two groups are
+  # the default, runs once).
   step "sanitizer racecheck: every compiled kernel" 330 compute-sanitizer --tool racecheck \
-    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small
+    --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small \
+    --distinct-binaries
   # More tiles than SMs: a persistent CTA's second tile, where the deferred
   # epilogue stores the first tile's boxes during its K loop.
   # (the kernels that defer it, ping-pong's 128 x 128 tiles, and the
@@ -165,7 +168,7 @@ if [ -f "$MANIFEST" ]; then
     --seconds 2 --json "$B/family-batched.json"
   # Batched, grouped and the fp16 GEMM back to back: power, SM clock, throttle reasons.
   step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \
-    --manifest "$MANIFEST" --seconds 4
+    --manifest "$MANIFEST" --seconds 2
 else
   note "=== compiled kernels: no $MANIFEST (run gpu/compiled/make_kernels.py where tawac builds)"
   ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "compiled kernels" "FAIL(missing)" - 0)")

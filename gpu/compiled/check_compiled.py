@@ -10,11 +10,16 @@ that must stay NaN; relative Frobenius error within the dtype's bound.
 
     check_compiled.py --manifest build-kernels/manifest.json
     check_compiled.py --manifest ... --small --only-default   (for the sanitizers)
+    check_compiled.py --manifest ... --small --distinct-binaries (a sanitizer
+        over every configuration: a CUBIN identical to one already run for
+        the same workload, e.g. a configuration that spells out a default,
+        is not run again)
 
 Prints one line per kernel/configuration, then "N passed, M failed"; exits 1
 on any failure, including configurations tawac rejected.
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -60,6 +65,8 @@ def main():
     ap.add_argument("--only-default", action="store_true", help="only the compiler's default configurations")
     ap.add_argument("--kernel", action="append", help="only these kernel ids (repeatable)")
     ap.add_argument("--config", action="append", help="only these configurations (repeatable)")
+    ap.add_argument("--distinct-binaries", action="store_true",
+                    help="run a CUBIN identical to one already run (same workload) only once")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--json", help="write the per-kernel results here")
     args = ap.parse_args()
@@ -75,6 +82,8 @@ def main():
 
     passed = failed = 0
     results = []
+    ran = {}  # (workload, CUBIN sha256) -> the id that ran it
+    same = 0
     for e in manifest["kernels"]:
         if args.only_default and e["config"] != "default":
             continue
@@ -82,6 +91,15 @@ def main():
             continue
         if args.config and e["config"] not in args.config:
             continue
+        if args.distinct_binaries and not e["error"]:
+            cubin = os.path.join(base, e["metadata"][:-len(".json")] + ".cubin")
+            with open(cubin, "rb") as f:
+                key = (e["workload"], hashlib.sha256(f.read()).hexdigest())
+            if key in ran:
+                same += 1
+                print(f"SAME {e['id']}: the CUBIN of {ran[key]}, not run again")
+                continue
+            ran[key] = e["id"]
         row = {"id": e["id"], "workload": e["workload"], "shapes": [], "ok": False}
         results.append(row)
         if e["error"]:
@@ -141,7 +159,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seed": seed, "commit": manifest["commit"], "results": results}, f, indent=1)
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed"
+          + (f" ({same} identical CUBINs not run again)" if same else ""))
     return 0 if failed == 0 else 1
 
 
