@@ -1468,10 +1468,15 @@ bool Emitter::isLastProduct(DotAsyncOp op) {
 
 bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
                                 const Acc &acc0) {
-  // The second accumulator must be a chain already (a loop-carried value):
-  // a splat would start its chain here, before its own product.
+  // Both accumulators must be carried by the same loop: a splat would start
+  // the second chain here, before its own product, and with both bound at
+  // the loop's entry their lazy-zero flags (scale-d 0 for the first
+  // product) are reset together, and set together after each pair.
+  auto c0 = dyn_cast<BlockArgument>(first.getC());
+  auto c1 = dyn_cast<BlockArgument>(second.getC());
   auto acc1It = accs.find(second.getC());
-  if (acc1It == accs.end() || !second.getC().hasOneUse())
+  if (!c0 || !c1 || c0.getOwner() != c1.getOwner() ||
+      acc1It == accs.end() || !second.getC().hasOneUse())
     return false;
   const Acc acc1 = acc1It->second;
   auto lazy0 = lazyZero.find(acc0.name), lazy1 = lazyZero.find(acc1.name);
@@ -1495,7 +1500,7 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
     return false;
   int64_t mmaK = isa<Float8E4M3FNType>(elem) ? 32 : 16;
   int64_t kBytes = mmaK * eb;
-  // Both flags are set together after every pair, so they are equal.
+  // Equal flags (above): the first's stands for both.
   std::string scaleD =
       lazyBoth ? "(" + lazy0->second + " || kk > 0) ? 1 : 0" : "1";
   line() << "// Two products sharing A, their B tiles side by side: one "
