@@ -99,13 +99,15 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
           << axis << "'";
       return signalPassFailure();
     }
+    if (axis != "x") {
+      dim = tt::ProgramIDDim::Y;
+      pidName = "program_id(1)";
+    }
     if (axis == "auto") {
       if (!productsFuseAlongY(func))
         return;
       // Pairs on a copy: where the kernel cannot be paired, it stays as the
       // user wrote it.
-      dim = tt::ProgramIDDim::Y;
-      pidName = "program_id(1)";
       quiet = true;
       auto copy = cast<tt::FuncOp>(func->clone()); // not inserted anywhere
       bool ok = succeeded(pair(copy));
@@ -115,10 +117,6 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       }
       copy.erase();
       return;
-    }
-    if (axis == "y") {
-      dim = tt::ProgramIDDim::Y;
-      pidName = "program_id(1)";
     }
     if (failed(pair(func)))
       signalPassFailure();
@@ -133,8 +131,9 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
 
   /// Whether pairing along y would give two products that share A and
   /// read B tiles of their own (a TMA load depending on program_id(y), or
-  /// its transpose), with accumulators of at most 128 x 128 each: the CUDA
-  /// emitter then issues them as one wgmma of twice the width.
+  /// its transpose), with accumulators of 128 rows and 64 or 128 columns
+  /// each: the CUDA emitter then issues them as one wgmma of twice the
+  /// width.
   static bool productsFuseAlongY(tt::FuncOp func) {
     if (!func.getBody().hasOneBlock())
       return false;
