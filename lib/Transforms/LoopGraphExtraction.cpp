@@ -5,11 +5,14 @@
 // such operations and prints them with their costs and dependences in the
 // text format of tawa-sched, so that the solver can be run on any kernel:
 //
-//   tawa-opt k.ttir -tawa-print-loop-graph -o /dev/null 2> g.txt  (stderr)
+//   tawa-opt k.ttir -tawa-print-loop-graph -o /dev/null > g.txt
+//
+// (tawa-sched k.ttir does the same after tawac's program passes.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Transforms/LoopGraph.h"
+#include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -30,7 +33,9 @@ struct LoopGraphExtraction
     scf::ForOp loop = findMainLoop(getOperation());
     if (!loop)
       return;
-    llvm::outs() << buildLoopGraph(loop).text;
+    // Accumulators shared as -tawa-optimal-schedule shares them: the graph
+    // printed is the graph it solves.
+    llvm::outs() << buildLoopGraph(loop, defaultConsumerGroups(loop)).text;
   }
 };
 

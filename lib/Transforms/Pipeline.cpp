@@ -13,14 +13,8 @@ void addSupportedSubsetCheck(OpPassManager &pm) {
   pm.addPass(createSupportedSubsetCheck());
 }
 
-void addWarpSpecializationPasses(OpPassManager &pm,
-                                 const WarpSpecializationOptions &options) {
-  LoopDistributionOptions distribution;
-  distribution.arefDepth = options.arefDepth;
-  distribution.consumerGroups = options.consumerGroups;
-  distribution.pingpong = options.pingpong;
-  MmaPipelineOptions pipeline;
-  pipeline.mmaDepth = options.mmaDepth;
+void addProgramPasses(OpPassManager &pm,
+                      const WarpSpecializationOptions &options) {
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();
   if (options.tileSwizzle > 1) {
     TileSwizzleOptions swizzle;
@@ -44,6 +38,18 @@ void addWarpSpecializationPasses(OpPassManager &pm,
   if (options.persistent)
     funcPm.addPass(createPersistentPrograms());
   funcPm.addPass(createPartitionAnnotation());
+}
+
+void addWarpSpecializationPasses(OpPassManager &pm,
+                                 const WarpSpecializationOptions &options) {
+  LoopDistributionOptions distribution;
+  distribution.arefDepth = options.arefDepth;
+  distribution.consumerGroups = options.consumerGroups;
+  distribution.pingpong = options.pingpong;
+  MmaPipelineOptions pipeline;
+  pipeline.mmaDepth = options.mmaDepth;
+  addProgramPasses(pm, options);
+  OpPassManager &funcPm = pm.nest<tt::FuncOp>();
   if (options.schedule == WarpSpecializationOptions::Schedule::Optimal)
     funcPm.addPass(createOptimalSchedule());
   funcPm.addPass(createLoopDistribution(distribution));

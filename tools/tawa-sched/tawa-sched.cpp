@@ -2,21 +2,32 @@
 
 #include "tawa/Scheduler/Scheduler.h"
 
+#ifdef TAWA_SCHED_READS_TTIR
+#include "tawa/Driver/LoopGraphExport.h"
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 using namespace tawa::sched;
 
-static const char *kHelp = R"(usage: tawa-sched [options] GRAPH
+static const char *kHelp = R"(usage: tawa-sched [options] GRAPH|KERNEL.ttir
 
 Finds the minimal-II software pipeline (modulo schedule) of a loop dependence
 graph together with a warp-group assignment that realizes it (Twill: optimal
 modulo scheduling with CBC, then the joint SWP+WS constraints with Z3, searching
 II and L as in Algorithm 1). GRAPH is a file or '-' for stdin.
+
+A TTIR kernel (a .ttir or .mlir file, or text with a 'module' or 'tt.func'
+line) is read with tawa's compiler: its main loop (the innermost loop with a
+tt.dot) is cut into TMA loads, products and CUDA-core blocks with H100 costs
+after tawac's program passes, the graph that 'tawac --schedule=optimal' solves,
+and that graph is solved, by default normalized as tawac does (--normalize 64).
 
 Options:
   --svg FILE        write an SVG timeline of the steady state (units and
@@ -31,6 +42,8 @@ Options:
   --no-cross-warp   forbid data edges between warp groups (except out of the
                     variable-latency group); same as 'nocrosswarp' in GRAPH
   --no-spill-block  receiving spilled registers does not count as blocking
+  --print-graph     print the graph (as read or extracted, before any
+                    normalization) and stop
   -h, --help        this text
 
 Graph format (one statement per line, '#' starts a comment):
@@ -58,6 +71,28 @@ assignment and the solve times. Exit status: 0 scheduled, 1 usage or parse
 error, 2 infeasible, 3 timeout, 4 solver error.
 )";
 
+/// Whether `text` is an MLIR module (TTIR) rather than a graph: graph
+/// statements never begin with 'module' or 'tt.func'.
+static bool looksLikeTtir(const std::string &name, const std::string &text) {
+  auto endsWith = [&](const char *ext) {
+    std::string e = ext;
+    return name.size() >= e.size() &&
+           name.compare(name.size() - e.size(), e.size(), e) == 0;
+  };
+  if (endsWith(".ttir") || endsWith(".mlir"))
+    return true;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == "module" || first.rfind("tt.func", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
 static int usageError(const std::string &msg) {
   std::cerr << "tawa-sched: error: " << msg
             << "\n(run 'tawa-sched --help' for usage)\n";
@@ -69,7 +104,7 @@ int main(int argc, char **argv) {
   SearchOptions opts;
   long normalizeU = 0;
   int warpsOverride = 0;
-  bool noCross = false;
+  bool noCross = false, printGraph = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&](const char *what) -> const char * {
@@ -106,6 +141,8 @@ int main(int argc, char **argv) {
       warpsOverride = static_cast<int>(number("integer"));
     } else if (a == "--no-cross-warp") {
       noCross = true;
+    } else if (a == "--print-graph") {
+      printGraph = true;
     } else if (a == "--no-spill-block") {
       opts.joint.spillsBlock = false;
     } else if (a.size() > 1 && a[0] == '-') {
@@ -119,18 +156,43 @@ int main(int argc, char **argv) {
   if (input.empty())
     return usageError("no input graph");
 
-  Graph g;
-  std::string err;
-  bool ok;
+  std::string text;
   if (input == "-") {
-    ok = parseGraph(std::cin, "<stdin>", g, err);
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
   } else {
     std::ifstream in(input);
     if (!in)
       return usageError("cannot open '" + input + "'");
-    ok = parseGraph(in, input, g, err);
+    text.assign(std::istreambuf_iterator<char>(in), {});
   }
-  if (!ok) {
+  std::string graphName = input == "-" ? "<stdin>" : input;
+  bool fromTtir = looksLikeTtir(input, text);
+  if (fromTtir) {
+#ifdef TAWA_SCHED_READS_TTIR
+    std::string graphText;
+    if (!tawa::exportLoopGraph(text, graphName, graphText))
+      return 1;
+    text = std::move(graphText);
+    graphName += " (its main loop's graph)";
+    if (!normalizeU)
+      normalizeU = 64; // what -tawa-optimal-schedule does
+#else
+    return usageError(
+        "'" + graphName +
+        "' is TTIR, and this tawa-sched was built without the "
+        "compiler (TAWA_ENABLE_COMPILER=OFF): give it a graph, "
+        "e.g. from 'tawa-opt KERNEL.ttir -tawa-print-loop-graph'");
+#endif
+  }
+  if (printGraph) {
+    std::cout << text;
+    return 0;
+  }
+
+  Graph g;
+  std::string err;
+  std::istringstream graphIn(text);
+  if (!parseGraph(graphIn, graphName, g, err)) {
     std::cerr << err << "\n";
     return 1;
   }
@@ -140,6 +202,13 @@ int main(int argc, char **argv) {
     g.noCrossWarp = true;
 
   std::ostringstream log; // Everything after the first line.
+  if (fromTtir) {
+    // The extracted graph's first line says which loop it is.
+    std::string head = text.substr(0, text.find('\n'));
+    if (head.rfind("# ", 0) == 0)
+      head = head.substr(2);
+    log << "graph: " << head << " (--print-graph prints it)\n";
+  }
   if (normalizeU) {
     NormalizeResult nr = normalizeGraph(g, normalizeU, opts.timeoutSeconds);
     if (nr.status != SolveStatus::Optimal) {

@@ -52,8 +52,16 @@ struct WarpSpecializationOptions {
 /// The supported-subset check (module level).
 void addSupportedSubsetCheck(mlir::OpPassManager &pm);
 
-/// Persistence (optional), partition annotation, loop distribution, MMA
-/// pipeline schedule and its expansion, then canonicalization: the
+/// The passes that shape a kernel's programs before it is split into
+/// partitions: tile swizzle, program pairing and persistence (as the
+/// options say), then the partition annotation. The main loop they leave is
+/// the one -tawa-optimal-schedule solves.
+void addProgramPasses(mlir::OpPassManager &pm,
+                      const WarpSpecializationOptions &options);
+
+/// addProgramPasses, then the optimal schedule (where asked for), loop
+/// distribution, the MMA pipeline schedule and its expansion, then
+/// canonicalization: the
 /// `--emit=ws-ir` stage.
 void addWarpSpecializationPasses(mlir::OpPassManager &pm,
                                  const WarpSpecializationOptions &options);
