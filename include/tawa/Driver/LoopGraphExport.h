@@ -1,5 +1,4 @@
 //===- LoopGraphExport.h - a kernel's loop graph for tawa-sched -*- C++ -*-===//
-//-*-===//
 //
 // The dependence graph that `tawac --schedule=optimal` solves, extracted from
 // TTIR text without the caller needing MLIR: tawa-sched links this to read a
