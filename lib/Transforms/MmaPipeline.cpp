@@ -181,9 +181,16 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
 
     if (mmaDepth >= 0)
       return annotate(forOp, dots, mmaDepth);
-    // A schedule chosen by -tawa-optimal-schedule takes precedence; P < D.
-    if (auto chosen = forOp->getAttrOfType<IntegerAttr>("tawa.mma_depth"))
-      return annotate(forOp, dots, std::min(chosen.getInt(), minDepth - 1));
+    // A schedule solved by -tawa-optimal-schedule sets the fewest products
+    // in flight that realize it (tawa.schedule_lag: each product completes
+    // that many iterations after its issue). More realize the same steady
+    // state as long as the ring holds them (P < D); how many more pays off is
+    // outside the solver's model (a steady-state modulo schedule: the tile
+    // boundaries' transients and the energy per flop under the power cap are
+    // not in it), so the rule below, measured, decides above that bound.
+    int64_t solvedLag = 0;
+    if (auto solved = forOp->getAttrOfType<IntegerAttr>("tawa.schedule_lag"))
+      solvedLag = solved.getInt();
 
     // Auto: two products in flight for two cooperative consumer groups that
     // each hold 128 accumulator registers (128 x 256 tiles) on rings of 4 or
@@ -203,9 +210,10 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
     for (tt::DotOp dot : dots)
       elements += cast<RankedTensorType>(dot.getType()).getNumElements();
     bool wide = cooperative && elements / (32 * warps) >= 128;
-    int64_t lag =
-        std::min<int64_t>(minDepth >= 4 && wide ? 2 : 1, minDepth - 1);
-    if (lag < 2)
+    int64_t lag = std::min<int64_t>(
+        std::max<int64_t>(minDepth >= 4 && wide ? 2 : 1, solvedLag),
+        minDepth - 1);
+    if (lag < 2 || solvedLag >= 2)
       return annotate(forOp, dots, lag);
     if (scf::ForOp shortLoop = versionOnTripCount(forOp))
       if (failed(annotate(shortLoop, accumulatingDots(shortLoop), 1)))

@@ -6,11 +6,13 @@
 // specialization problem), and the solution is written as the attributes the
 // heuristic path produces or reads:
 //
-//   tawa.mma_depth = P on the loop: products left in flight, i.e. how many
-//       iterations after its issue each product completes in the schedule
-//       (floor((start + cycles) / II) - floor(start / II)); MmaPipeline then
-//       writes the same stage annotations it writes for a heuristic P and
-//       the generic expander realizes them;
+//   tawa.schedule_lag = the fewest products left in flight that realize the
+//       schedule, i.e. how many iterations after its issue each product
+//       completes in it (floor((start + cycles) / II) - floor(start / II));
+//       MmaPipeline keeps at least that many in flight (more where its
+//       measured rule asks for more and the ring holds them: the same steady
+//       state), writes the stage annotations it writes for a heuristic P,
+//       and the generic expander realizes them;
 //   tawa.schedule = "optimal", tawa.schedule_ii, tawa.schedule_length on the
 //       loop, tawa.schedule_start / tawa.schedule_warp on each coarse op, as
 //       a record of the solution;
@@ -156,7 +158,7 @@ struct OptimalSchedule
     loop->setAttr("tawa.schedule_ii", b.getI32IntegerAttr(ii));
     loop->setAttr("tawa.schedule_length",
                   b.getI32IntegerAttr(r.schedule.length));
-    loop->setAttr("tawa.mma_depth", b.getI32IntegerAttr(lag));
+    loop->setAttr("tawa.schedule_lag", b.getI32IntegerAttr(lag));
     loop->setAttr("tawa.schedule_consumer_slack",
                   b.getI32IntegerAttr(consumerSlack(lg, r)));
 #endif

@@ -193,3 +193,65 @@ tt.func @product_after_loop(%n: i32, %m: i32, %tiles: i32) {
   }
   tt.return
 }
+
+// -----
+
+// A loop solved by -tawa-optimal-schedule: its lag is the least P. Where it
+// exceeds the rule's P (one 4-warp group: the rule says 1), it wins, with no
+// short-loop version; the ring of 3 holds it (P < D).
+// AUTO-LABEL: tt.func @solved_lag_above_rule
+// AUTO-NOT: scf.if
+// AUTO: tawa.dot_wait {{.*}}{pendings = 2 : i32, tawa.stage = 0 : i32}
+// AUTO: tawa.aref.consumed {{.*}}{tawa.stage = 2 : i32}
+// AUTO: tawa.schedule_lag = 2 : i32
+tt.func @solved_lag_above_rule(%n: i32) {
+  %ring = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3>
+  tawa.warp_specialize partition warps(4) regs(40) {
+  } partition warps(4) regs(232) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %c0) -> (tensor<128x128xf32>, i32) : i32 {
+      %t:2 = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3> -> tensor<128x64xf16>, tensor<128x64xf16>
+      %bt = tt.trans %t#1 {order = array<i32: 1, 0>} : tensor<128x64xf16> -> tensor<64x128xf16>
+      %d = tt.dot %t#0, %bt, %acc : tensor<128x64xf16> * tensor<64x128xf16> -> tensor<128x128xf32>
+      tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<128x64xf16>], 3>
+      %next = arith.addi %k, %c1 : i32
+      scf.yield %d, %next : tensor<128x128xf32>, i32
+    } {tawa.schedule_lag = 2 : i32}
+  }
+  tt.return
+}
+
+// -----
+
+// A solved lag of 1 under the rule's 2 (two cooperative groups, 128 x 256):
+// the rule decides above the bound, short-loop version included.
+// AUTO-LABEL: tt.func @solved_lag_below_rule
+// AUTO: scf.if
+// AUTO:   tawa.dot_wait {{.*}}{pendings = 1 : i32, tawa.stage = 0 : i32}
+// AUTO: } else {
+// AUTO:   tawa.dot_wait {{.*}}{pendings = 2 : i32, tawa.stage = 0 : i32}
+tt.func @solved_lag_below_rule(%n: i32, %tiles: i32, %c: !tt.tensordesc<tensor<128x256xf16>>) {
+  %ring = tawa.aref.create : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4>
+  tawa.warp_specialize partition warps(4) regs(40) {
+  } partition warps(8) regs(232) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+    %t = scf.for %tile = %c0 to %tiles step %c1 iter_args(%k0 = %c0) -> (i32) : i32 {
+      %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %k0) -> (tensor<128x256xf32>, i32) : i32 {
+        %s:2 = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4> -> tensor<128x64xf16>, tensor<256x64xf16>
+        %bt = tt.trans %s#1 {order = array<i32: 1, 0>} : tensor<256x64xf16> -> tensor<64x256xf16>
+        %d = tt.dot %s#0, %bt, %acc : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
+        tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<128x64xf16>, tensor<256x64xf16>], 4>
+        %next = arith.addi %k, %c1 : i32
+        scf.yield %d, %next : tensor<128x256xf32>, i32
+      } {tawa.schedule_lag = 1 : i32}
+      %h = arith.truncf %r#0 : tensor<128x256xf32> to tensor<128x256xf16>
+      tt.descriptor_store %c[%c0, %c0], %h : !tt.tensordesc<tensor<128x256xf16>>, tensor<128x256xf16>
+      scf.yield %r#1 : i32
+    }
+  }
+  tt.return
+}

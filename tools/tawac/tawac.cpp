@@ -141,11 +141,11 @@ cl::opt<int64_t> epilogueOverlap(
              "per step, while that tile's products run; 0 stores them all "
              "after the K loop (default: half of them, at most 64 more "
              "registers per thread, e.g. 2 of a 128x256 tile's 4; with "
-             "--schedule=optimal, all the 64 registers hold where the solved "
-             "K loop leaves the consumers room to stage one per step; "
-             "ping-pong "
-             "kernels and kernels that build their store's tensor map on the "
-             "device store at once)"),
+             "--schedule=optimal, none where the solved K loop leaves the "
+             "consumers no room to stage one per step, and all the 64 "
+             "registers hold where it does and one product is in flight; "
+             "ping-pong kernels and kernels that build their store's tensor "
+             "map on the device store at once)"),
     cl::value_desc("N"), cl::init(-1), cl::cat(tawacCategory));
 
 cl::opt<int64_t> cluster(
@@ -177,8 +177,10 @@ cl::opt<tawa::WarpSpecializationOptions::Schedule> schedule(
         clEnumValN(tawa::WarpSpecializationOptions::Schedule::Optimal,
                    "optimal",
                    "Twill's optimal modulo schedule and warp assignment of "
-                   "the main loop (solved with CBC and Z3; an explicit "
-                   "--mma-depth still wins)")),
+                   "the main loop (solved with CBC and Z3): the products in "
+                   "flight its schedule needs are the least P, and the "
+                   "--mma-depth rule may keep more (an explicit --mma-depth "
+                   "still wins)")),
     cl::cat(tawacCategory));
 
 cl::opt<bool> printDebugInfo(

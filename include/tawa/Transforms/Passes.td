@@ -207,6 +207,11 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
     flight at the end of a tile hold slots the next tile's prefetch needs).
     Scalars the block's terminator reads become results of the if; where a
     tensor would have to, the loop keeps one version.
+
+    A loop that -tawa-optimal-schedule solved carries `tawa.schedule_lag`,
+    the fewest products in flight that realize its schedule: P is then at
+    least that (the rule above decides how many more; the short-loop version
+    only where the lag is 1).
   }];
   let dependentDialects = ["::tawa::TawaDialect", "::mlir::arith::ArithDialect"];
   let options = [
@@ -260,10 +265,13 @@ def OptimalSchedule : Pass<"tawa-optimal-schedule", "::tawa::tt::FuncOp"> {
     -tawa-partition-annotation: extracts the main loop's dependence graph
     (the one -tawa-print-loop-graph prints), normalizes its costs, solves
     the minimal-II modulo schedule and warp assignment jointly (Twill's
-    Algorithm 1) and writes the result as attributes: `tawa.mma_depth` on
-    the loop (the products each product's issue leaves in flight in the
-    schedule), which -tawa-mma-pipeline uses instead of its heuristic, and a
-    record of the solution (`tawa.schedule*`). A warp assignment that does
+    Algorithm 1) and writes the result as attributes: `tawa.schedule_lag`
+    on the loop (the iterations after its issue that each product completes
+    in the schedule: the fewest products in flight that realize it), which
+    -tawa-mma-pipeline keeps as the least P, `tawa.schedule_consumer_slack`
+    (the consumers' free CUDA-core cycles per iteration, read by the CUDA
+    emitter's deferred epilogue) and a record of the solution
+    (`tawa.schedule*`). A warp assignment that does
     not put exactly the TMA loads on the producer group, a solver timeout or
     infeasibility is an error at the loop's source line.
   }];
