@@ -25,10 +25,11 @@ II and L as in Algorithm 1). GRAPH is a file or '-' for stdin.
 
 A TTIR kernel (a .ttir or .mlir file, or text with a 'module' or 'tt.func'
 line) is read with tawa's compiler (where tawa-sched is built with it,
-TAWA_ENABLE_COMPILER; otherwise it is an error): its main loop (the innermost loop with a
-tt.dot) is cut into TMA loads, products and CUDA-core blocks with H100 costs
-after tawac's program passes, the graph that 'tawac --schedule=optimal' solves,
-and that graph is solved, by default normalized as tawac does (--normalize 64).
+TAWA_ENABLE_COMPILER; otherwise it is an error): its main loop (the
+innermost loop with a tt.dot) is cut into TMA loads, products and CUDA-core
+blocks with H100 costs after tawac's program passes, the graph that
+'tawac --schedule=optimal' solves, and that graph is solved, by default
+normalized as tawac does (--normalize 64).
 
 Options:
   --svg FILE        write an SVG timeline of the steady state (units and
