@@ -109,3 +109,12 @@ SearchResult tawa::sched::search(const Graph &g, const SearchOptions &opts) {
   res.seconds = elapsed();
   return res;
 }
+
+int tawa::sched::iiBeforeNormalization(const Graph &unnormalized,
+                                       const SearchResult &r) {
+  int rawBound =
+      std::max({1, computeResMII(unnormalized), computeRecMII(unnormalized)});
+  int bound = std::max({1, r.resMII, r.recMII});
+  return static_cast<int>(
+      static_cast<double>(rawBound) * r.schedule.ii / bound + 0.5);
+}

@@ -55,8 +55,7 @@ namespace {
 /// Clock cycles per iteration that the solved steady state leaves to the
 /// consumer warp groups' CUDA cores: II minus the cycles of their ALU and EXP
 /// ops, both in the extracted graph's clock cycles (the solution is in
-/// normalized units: its II, relative to the normalized graph's lower bound
-/// max(ResMII, RecMII), applied to the bound in clock cycles).
+/// normalized units: iiBeforeNormalization reads its II in cycles).
 int64_t consumerSlack(const LoopGraph &lg, const tawa::sched::SearchResult &r) {
   namespace s = tawa::sched;
   s::Graph cycles;
@@ -64,11 +63,7 @@ int64_t consumerSlack(const LoopGraph &lg, const tawa::sched::SearchResult &r) {
   if (!s::parseGraphString(lg.text, cycles, err) || cycles.ops.empty() ||
       r.warp.size() > cycles.ops.size())
     return 0;
-  int boundCycles =
-      std::max(s::computeResMII(cycles), s::computeRecMII(cycles));
-  int bound = std::max({1, r.resMII, r.recMII});
-  int64_t ii = static_cast<int64_t>(
-      static_cast<double>(boundCycles) * r.schedule.ii / bound + 0.5);
+  int64_t ii = s::iiBeforeNormalization(cycles, r);
   int64_t busy = 0;
   for (size_t i = 0; i < cycles.ops.size(); ++i) {
     const s::Op &op = cycles.ops[i];

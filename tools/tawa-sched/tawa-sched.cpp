@@ -7,7 +7,6 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -213,10 +212,10 @@ int main(int argc, char **argv) {
       head = head.substr(2);
     log << "graph: " << head << " (--print-graph prints it)\n";
   }
-  // The bound in the graph's own units, to read a normalized II in them.
-  int rawBound = 0;
+  // The graph in its own units, to read a normalized II in them.
+  Graph unnormalized;
   if (normalizeU) {
-    rawBound = std::max({1, computeResMII(g), computeRecMII(g)});
+    unnormalized = g;
     NormalizeResult nr = normalizeGraph(g, normalizeU, opts.timeoutSeconds);
     if (nr.status != SolveStatus::Optimal) {
       std::cout << "no schedule: cost normalization " << toString(nr.status)
@@ -238,12 +237,11 @@ int main(int argc, char **argv) {
   std::cout << log.str();
   std::cout << "bounds: ResMII=" << r.resMII << " RecMII=" << r.recMII << "\n";
   if (normalizeU && r.status == SolveStatus::Optimal) {
-    // Normalization keeps ratios only approximately (an op never drops
-    // below one unit), so the II is read against the bound it was solved
-    // for: II / max(ResMII, RecMII) of the bound before normalization.
+    int rawBound =
+        std::max({1, computeResMII(unnormalized), computeRecMII(unnormalized)});
     int bound = std::max({1, r.resMII, r.recMII});
     std::cout << "before normalization: bound max(ResMII, RecMII)=" << rawBound
-              << ", II ~ " << std::lround(double(rawBound) * r.schedule.ii / bound)
+              << ", II ~ " << iiBeforeNormalization(unnormalized, r)
               << " (II / bound = " << std::fixed << std::setprecision(3)
               << double(r.schedule.ii) / bound << ")\n";
     std::cout.unsetf(std::ios::fixed);

@@ -129,6 +129,13 @@ struct SearchResult {
 };
 SearchResult search(const Graph &g, const SearchOptions &opts);
 
+/// The solution's II in the units of `unnormalized`, the graph before cost
+/// normalization: normalization keeps ratios only approximately (an op never
+/// drops below one unit), so the II is read relative to the bound it was
+/// solved against, max(ResMII, RecMII) of the solved graph, and applied to
+/// the same bound of `unnormalized`.
+int iiBeforeNormalization(const Graph &unnormalized, const SearchResult &r);
+
 //===----------------------------------------------------------------------===//
 // Output
 //===----------------------------------------------------------------------===//
