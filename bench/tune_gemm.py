@@ -121,10 +121,9 @@ def main():
                 print(f"FAIL {kid}/{cfg}: not compiled")
                 failed += 1
                 continue
-            kern = workloads.Loaded(os.path.join(base, e["metadata"]))
             meta_path = os.path.join(base, e["metadata"])
-            with open(os.path.join(os.path.dirname(meta_path),
-                                   json.load(open(meta_path))["cubin"]), "rb") as f:
+            kern = workloads.Loaded(meta_path)
+            with open(os.path.join(os.path.dirname(meta_path), kern.meta["cubin"]), "rb") as f:
                 digests[cfg] = hashlib.sha256(f.read()).hexdigest()
             c = torch.full((m, n), float("nan"), device="cuda", dtype=out_dt)
             plan = workloads.prepare_gemm(kern, a, b, c, m, n, k)
