@@ -56,6 +56,12 @@ public:
          parent = parent->getParentOp())
       addStructure(parent);
   }
+  /// The loops and conditionals around `op`, without `op` itself.
+  void addEnclosing(Operation *op) {
+    for (Operation *parent = op->getParentOp(); parent && parent != root;
+         parent = parent->getParentOp())
+      addStructure(parent);
+  }
   void run() {
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
@@ -205,6 +211,10 @@ struct PartitionAnnotation
         loads.push_back(load);
         producer.addOp(load);
         consumer.addStop(load.getResult());
+        // The consumer takes every tile the producer puts, used or not, so
+        // it runs the loops around each load even where nothing it computes
+        // needs them (a kernel whose results are dead).
+        consumer.addEnclosing(load);
       } else if (writesMemory(op)) {
         if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
           stores.push_back(store);
