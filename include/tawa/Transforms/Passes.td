@@ -141,7 +141,9 @@ def PartitionAnnotation : Pass<"tawa-partition-annotation", "::tawa::tt::FuncOp"
     every side-effecting sink (stores) roots the *consumer* slice (partition 1:
     tile statements and the epilogue), which stops at TMA load results — those
     edges become arefs. Loops belong to every partition that has operations in
-    them; scalar computations needed by both are replicated.
+    them, and the consumer runs every loop around a TMA load (it takes every
+    tile the producer puts, used or not); scalar computations needed by both
+    are replicated.
 
     Results, as attributes only:
     - `tawa.partition = array<i32: ...>` on every operation of the function
