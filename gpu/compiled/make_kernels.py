@@ -108,17 +108,13 @@ def compile_one(tawac, out, kid, ttir, workload, name, options):
     return entry
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tawac", default=os.path.join(REPO, "build", "bin", "tawac"))
-    ap.add_argument("--out", default=os.path.join(REPO, "build-kernels"))
-    ap.add_argument("--no-sweep", action="store_true", help="defaults only")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    args = ap.parse_args()
-
+def kernel_jobs(sweep):
+    """(kernel id, TTIR, workload, config name, tawac options) for every
+    kernel and configuration this script builds (and that the GPU suite and
+    test/Target/gemm-cuda-golden.test check)."""
     jobs = []
     for kid, (ttir, workload) in KERNELS.items():
-        for name, options in configs(not args.no_sweep):
+        for name, options in configs(sweep):
             # One consumer group cannot hold a 128 x 256 accumulator in
             # registers; the G1 variant is only built where it fits.
             if name in ("G1", "G1NP") and "128x128" not in kid:
@@ -151,6 +147,18 @@ def main():
             if name in ("EO0", "EO4", "OPTP1") and small_tiles:
                 continue
             jobs.append((kid, ttir, workload, name, options))
+    return jobs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tawac", default=os.path.join(REPO, "build", "bin", "tawac"))
+    ap.add_argument("--out", default=os.path.join(REPO, "build-kernels"))
+    ap.add_argument("--no-sweep", action="store_true", help="defaults only")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+
+    jobs = kernel_jobs(not args.no_sweep)
     with ThreadPoolExecutor(args.jobs) as pool:
         entries = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j), jobs))
 
