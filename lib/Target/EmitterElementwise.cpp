@@ -1,0 +1,327 @@
+//===- EmitterElementwise.cpp - element-wise and scalar arithmetic -----===//
+//
+// Element-wise operations on scalars and on register tensors (fully
+// unrolled loops over the layout's registers), from one table of C++
+// expressions per operation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tawa {
+namespace cuda {
+
+/// The C++ expression of one element of `op`'s result from the expressions
+/// of its operands' elements: shared by scalars and register tensors.
+/// Returns "" for operations it does not know.
+std::string elementExpr(Operation *op, ArrayRef<std::string> x,
+                        StringRef ctype) {
+  Type resElem = getElementTypeOrSelf(op->getResult(0).getType());
+  auto elemOf = [&](unsigned i) {
+    return getElementTypeOrSelf(op->getOperand(i).getType());
+  };
+  // Unsigned views of an operand of its own width.
+  auto uns = [&](unsigned i) {
+    std::string u = elemOf(i).isInteger(64) ? "uint64_t" : "uint32_t";
+    return "(" + u + ")" + x[i];
+  };
+  auto bin = [&](StringRef sym) {
+    return "(" + x[0] + " " + sym.str() + " " + x[1] + ")";
+  };
+  auto cast = [&](const std::string &e) {
+    return "(" + ctype.str() + ")" + e;
+  };
+  // 16-bit floats take part in arithmetic as float.
+  auto toFloat = [&](unsigned i) {
+    Type t = elemOf(i);
+    if (t.isF16())
+      return "__half2float(" + x[i] + ")";
+    if (t.isBF16())
+      return "__bfloat162float(" + x[i] + ")";
+    return x[i];
+  };
+  auto fromFloat = [&](const std::string &e) {
+    if (resElem.isF16())
+      return "__float2half_rn(" + e + ")";
+    if (resElem.isBF16())
+      return "__float2bfloat16_rn(" + e + ")";
+    return e;
+  };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return bin("+"); })
+      .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return bin("-"); })
+      .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return bin("*"); })
+      .Case<arith::DivSIOp, arith::DivFOp>([&](auto) { return bin("/"); })
+      .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
+      .Case<arith::AndIOp>([&](auto) { return bin("&"); })
+      .Case<arith::OrIOp>([&](auto) { return bin("|"); })
+      .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
+      .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
+      .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
+      .Case<arith::NegFOp>([&](auto) { return "(-" + x[0] + ")"; })
+      .Case<arith::DivUIOp>(
+          [&](auto) { return cast("(" + uns(0) + " / " + uns(1) + ")"); })
+      .Case<arith::RemUIOp>(
+          [&](auto) { return cast("(" + uns(0) + " % " + uns(1) + ")"); })
+      .Case<arith::ShRUIOp>(
+          [&](auto) { return cast("(" + uns(0) + " >> " + uns(1) + ")"); })
+      .Case<arith::MinSIOp>(
+          [&](auto) { return "min(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MaxSIOp>(
+          [&](auto) { return "max(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MinUIOp>(
+          [&](auto) { return cast("min(" + uns(0) + ", " + uns(1) + ")"); })
+      .Case<arith::MaxUIOp>(
+          [&](auto) { return cast("max(" + uns(0) + ", " + uns(1) + ")"); })
+      .Case<arith::CeilDivSIOp>(
+          [&](auto) { return "tawaCeilDiv(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::FloorDivSIOp>(
+          [&](auto) { return "tawaFloorDiv(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+          [&](auto) { return "fmaxf(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>(
+          [&](auto) { return "fminf(" + x[0] + ", " + x[1] + ")"; })
+      .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp,
+            arith::FPToSIOp>([&](auto) { return cast(x[0]); })
+      .Case<arith::ExtUIOp>([&](auto) {
+        return elemOf(0).isInteger(1) ? cast(x[0]) : cast(uns(0));
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp, tt::FpToFpOp>(
+          [&](auto) { return fromFloat(toFloat(0)); })
+      .Case<math::Exp2Op>([&](auto) { return "exp2f(" + x[0] + ")"; })
+      .Case<math::ExpOp>([&](auto) { return "expf(" + x[0] + ")"; })
+      .Case<math::LogOp>([&](auto) { return "logf(" + x[0] + ")"; })
+      .Case<math::SqrtOp>([&](auto) { return "sqrtf(" + x[0] + ")"; })
+      .Case<math::AbsFOp>([&](auto) { return "fabsf(" + x[0] + ")"; })
+      .Case<arith::SelectOp>([&](auto) {
+        return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
+      })
+      .Case<tt::AddPtrOp>([&](auto) { return "(" + x[0] + " + " + x[1] + ")"; })
+      .Case<tt::IntToPtrOp>([&](auto) {
+        return "reinterpret_cast<" + ctype.str() + ">(" + x[0] + ")";
+      })
+      .Case<tt::PtrToIntOp>([&](auto) {
+        return "reinterpret_cast<int64_t>(" + x[0] + ")";
+      })
+      .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) {
+        using P = arith::CmpIPredicate;
+        switch (cmp.getPredicate()) {
+        case P::eq:
+          return bin("==");
+        case P::ne:
+          return bin("!=");
+        case P::slt:
+          return bin("<");
+        case P::sle:
+          return bin("<=");
+        case P::sgt:
+          return bin(">");
+        case P::sge:
+          return bin(">=");
+        case P::ult:
+          return "(" + uns(0) + " < " + uns(1) + ")";
+        case P::ule:
+          return "(" + uns(0) + " <= " + uns(1) + ")";
+        case P::ugt:
+          return "(" + uns(0) + " > " + uns(1) + ")";
+        case P::uge:
+          return "(" + uns(0) + " >= " + uns(1) + ")";
+        }
+        return std::string();
+      })
+      .Case<arith::CmpFOp>([&](arith::CmpFOp cmp) {
+        // Ordered predicates are false on NaN, as C++ comparisons are.
+        using P = arith::CmpFPredicate;
+        switch (cmp.getPredicate()) {
+        case P::OEQ:
+          return bin("==");
+        case P::OGT:
+          return bin(">");
+        case P::OGE:
+          return bin(">=");
+        case P::OLT:
+          return bin("<");
+        case P::OLE:
+          return bin("<=");
+        case P::UNE:
+          return bin("!=");
+        default:
+          return std::string();
+        }
+      })
+      .Default([&](Operation *) { return std::string(); });
+}
+
+LogicalResult Emitter::emitScalarArith(Operation *op) {
+  if (op->getNumResults() != 1)
+    return error(op) << "unsupported operation '" << op->getName() << "'";
+  Value res = op->getResult(0);
+  FailureOr<std::string> type = scalarType(res.getType(), op->getLoc());
+  if (failed(type))
+    return failure();
+  std::string expr;
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+      if (res.getType().isInteger(1))
+        expr = i.getValue().isZero() ? "false" : "true";
+      else if (res.getType().isInteger(64))
+        expr = "int64_t(" + std::to_string(i.getInt()) + "ll)";
+      else
+        expr = std::to_string(i.getInt());
+    } else if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+      expr = floatLiteral(f);
+    } else {
+      return error(op) << "unsupported constant";
+    }
+  } else {
+    SmallVector<std::string> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(lookup(v));
+    if (auto load = dyn_cast<tt::LoadOp>(op)) {
+      expr = "*(" + operands[0] + ")";
+      if (load.getMask())
+        expr = "(" + operands[1] + " ? " + expr + " : " +
+               (load.getOther() ? operands[2] : *type + "(0)") + ")";
+    } else {
+      expr = elementExpr(op, operands, *type);
+    }
+  }
+  if (expr.empty())
+    return error(op) << "unsupported operation '" << op->getName() << "'";
+  line() << "const " << *type << " " << bind(res) << " = " << expr << ";\n";
+  return success(!hadError);
+}
+
+LogicalResult Emitter::emitTensorOp(Operation *op) {
+  if (region != Region::Consumer)
+    return error(op) << "register tensors are only supported in the "
+                        "consumer partition";
+  Value res = op->getResult(0);
+  if (isa<arith::ConstantOp, tt::SplatOp>(op))
+    return success(); // materialized where used
+  if (auto range = dyn_cast<tt::MakeRangeOp>(op)) {
+    FailureOr<Lay> lay = layoutOf(res, op);
+    if (failed(lay))
+      return failure();
+    if (*lay == Lay::Acc)
+      return error(op) << "a 1-D range in the accumulator layout";
+    Reg r;
+    r.lay = *lay;
+    r.rangeStart = std::to_string(range.getStart());
+    int64_t n = cast<RankedTensorType>(res.getType()).getShape()[0];
+    r.frags = n / (64 * groups);
+    r.cols = n;
+    if (*lay == Lay::Row && n % (64 * groups) != 0)
+      return error(op) << "a row vector of " << n
+                       << " elements does not split into 64-row fragments "
+                          "over "
+                       << groups << " consumer group(s)";
+    regs[res] = r;
+    return success();
+  }
+  if (isa<tt::ExpandDimsOp, tt::BroadcastOp, tt::ReshapeOp>(op)) {
+    // The threads' elements stay where they are; only the shape changes.
+    Value src = op->getOperand(0);
+    if (succeeded(splatOf(src)))
+      return success();
+    if (accs.count(src)) {
+      accs[res] = accs[src];
+      return success();
+    }
+    auto it = regs.find(src);
+    if (it == regs.end())
+      return error(op) << "operand has no register layout";
+    regs[res] = it->second;
+    return success();
+  }
+  return emitElementwise(op);
+}
+
+LogicalResult Emitter::emitElementwise(Operation *op) {
+  Value res = op->getResult(0);
+  auto type = cast<RankedTensorType>(res.getType());
+  FailureOr<Lay> lay = layoutOf(res, op);
+  if (failed(lay))
+    return failure();
+  Type elem = type.getElementType();
+  FailureOr<std::string> ctype = scalarType(elem, op->getLoc());
+  if (failed(ctype))
+    return failure();
+  int64_t frags = 0, cols = 0;
+  if (*lay == Lay::Acc) {
+    if (type.getRank() != 2)
+      return error(op) << "an accumulator-layout tensor must be 2-D";
+    frags = type.getShape()[0] / (64 * groups);
+    cols = type.getShape()[1];
+  } else if (*lay == Lay::Row) {
+    frags = type.getShape()[0] / (64 * groups);
+  } else {
+    cols = type.getShape().back();
+  }
+  SmallVector<std::string> x;
+  for (Value v : op->getOperands()) {
+    FailureOr<std::string> e = at(v, *lay, op);
+    if (failed(e))
+      return failure();
+    x.push_back(*e);
+  }
+  std::string expr;
+  if (auto load = dyn_cast<tt::LoadOp>(op)) {
+    expr = "*(" + x[0] + ")";
+    if (load.getMask())
+      expr = "(" + x[1] + " ? " + expr + " : " +
+             (load.getOther() ? x[2] : *ctype + "(0)") + ")";
+  } else {
+    expr = elementExpr(op, x, *ctype);
+  }
+  if (expr.empty())
+    return error(op) << "unsupported tensor operation '" << op->getName()
+                     << "'";
+
+  std::string name, idx = *lay == Lay::Acc   ? "[f][i]"
+                          : *lay == Lay::Row ? "[f][h]"
+                                             : "[j]";
+  if (*lay == Lay::Acc && elem.isF32()) {
+    // Update an accumulator in place when this op is its only reader, so
+    // that a rescaled accumulator stays the register array wgmma writes.
+    std::optional<Acc> into;
+    for (Value v : op->getOperands())
+      if (accs.count(v) && v.hasOneUse())
+        into = accs[v];
+    if (!into)
+      into = newAcc(frags, cols);
+    name = into->name;
+    accs[res] = *into;
+  } else {
+    Reg r;
+    r.lay = *lay;
+    r.array = fresh("t");
+    r.frags = frags;
+    r.cols = cols;
+    name = r.array;
+    line() << *ctype << " " << name
+           << (*lay == Lay::Acc   ? "[" + std::to_string(frags) + "][" +
+                                      std::to_string(cols / 2) + "]"
+               : *lay == Lay::Row ? "[" + std::to_string(frags) + "][2]"
+                                  : "[" + std::to_string(cols / 4) + "]")
+           << ";\n";
+    regs[res] = r;
+  }
+  line() << "#pragma unroll\n";
+  if (*lay == Lay::Col) {
+    line() << "for (int j = 0; j < " << cols / 4 << "; ++j)\n";
+  } else {
+    line() << "for (int f = 0; f < " << frags << "; ++f)\n";
+    line() << "#pragma unroll\n";
+    line() << (*lay == Lay::Acc ? "  for (int i = 0; i < " +
+                                      std::to_string(cols / 2) + "; ++i)\n"
+                                : std::string("  for (int h = 0; h < 2; ++h)\n"));
+  }
+  line() << "    " << name << idx << " = " << expr << ";\n";
+  return success();
+}
+
+} // namespace cuda
+} // namespace tawa

@@ -1,0 +1,252 @@
+//===- EmitterEpilogue.cpp - stores and the deferred epilogue ----------===//
+//
+// Accumulators stored through TMA in 64 x 64 boxes staged in swizzled
+// shared memory, and the deferred epilogue that stores part of a tile
+// during the next tile's products.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tawa {
+namespace cuda {
+
+LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "stores are only supported in the consumer partition";
+  auto it = converted.find(op.getSrc());
+  if (it == converted.end())
+    return error(op) << "only stores of an accumulator converted to f16/bf16 "
+                        "(arith.truncf) are supported";
+  if (op.getIndices().size() != 2)
+    return error(op) << "only rank-2 stores are supported";
+  const Acc &acc = it->second.acc;
+  StringRef cty = elemNames(it->second.elem)->first;
+  usesEpilogue = true;
+  int64_t boxes = acc.cols / kEpiBoxCols;
+  std::string desc = descRef(op.getDesc());
+  std::string row0 = lookup(op.getIndices()[0]),
+              col0 = lookup(op.getIndices()[1]);
+  int64_t deferred = 0;
+  unsigned segment = 0;
+  if (deferredEpi) {
+    auto seg = deferredEpi->segmentOf.find(op);
+    if (deferredEpi->frags != acc.frags || deferredEpi->boxes != boxes ||
+        seg == deferredEpi->segmentOf.end() ||
+        deferredEpi->segmentDescs[seg->second] != desc)
+      return error(op) << "internal error: a store the deferred epilogue "
+                          "did not plan for";
+    segment = seg->second;
+    deferred = deferredEpi->deferred;
+    line() << "// The previous tile's boxes still pending (its K loop had "
+              "fewer steps than boxes).\n";
+    emitDeferredFlushSegment(/*all=*/true, segment, /*chained=*/false);
+  }
+  std::string x = pendSuffix(segment);
+  line() << "// Epilogue: " << boxes
+         << " boxes of 64 x 64 per fragment, "
+            "staged through two swizzled buffers; a buffer is rewritten only "
+            "after the TMA store that read it did.";
+  if (deferred)
+    body << " Boxes " << boxes - deferred << " to " << boxes - 1
+         << " are packed into pendC" << x << " for the next tile's K loop.";
+  body << "\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
+  ++indent;
+  line() << "const int32_t row = " << row0 << " + (cg * " << acc.frags
+         << " + f) * 64;\n";
+  if (deferred == boxes)
+    line() << "(void)row;\n";
+  for (int64_t b = boxes - deferred; b < boxes; ++b)
+    line() << "packAccBox<" << cty << ", " << b << ", "
+           << (b - (boxes - deferred)) * 16 << ">(" << acc.name << "[f], pendC"
+           << x << "[f]);\n";
+  for (int64_t b = 0; b < boxes - deferred; ++b) {
+    line() << "{\n";
+    ++indent;
+    line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
+           << 64 * kSwizzleBytes << ";\n";
+    line() << "if (tid == 0)\n";
+    line() << "  tmaStoreWaitRead<1>();\n";
+    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+    line() << "storeAccBoxSwizzled<" << cty << ", " << b << ">(" << acc.name
+           << "[f], buf);\n";
+    line() << "fenceProxyAsyncShared();\n";
+    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+    line() << "if (tid == 0) {\n";
+    line() << "  tmaStore2D(" << desc << ", buf, " << col0 << " + "
+           << b * kEpiBoxCols << ", row);\n";
+    line() << "  tmaStoreCommit();\n";
+    line() << "}\n";
+    line() << "++epiBox;\n";
+    --indent;
+    line() << "}\n";
+  }
+  --indent;
+  line() << "}\n";
+  if (deferred) {
+    line() << "pendRow" << x << " = " << row0 << ";\n";
+    line() << "pendCol" << x << " = " << col0 << ";\n";
+    line() << "pendBoxes" << x << " = " << acc.frags * deferred << ";\n";
+  }
+  return success();
+}
+
+void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
+  deferredEpi.reset();
+  if (options.epilogueOverlap == 0 || ws.getPartitions().size() != 2)
+    return;
+  mlir::Region &consumer = ws.getPartitions()[1];
+  SmallVector<tt::DescriptorStoreOp> stores;
+  bool deviceMaps = false;
+  consumer.walk([&](Operation *op) {
+    if (isa<tt::MakeTensorDescOp>(op))
+      deviceMaps = true;
+    if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
+      stores.push_back(store);
+  });
+  // A map the consumer rebuilds could change under a pending store.
+  if (deviceMaps || stores.empty())
+    return;
+  // Two stores never run in the same iteration when they sit in different
+  // branches of one scf.if (the versions of a K loop).
+  auto exclusive = [](Operation *a, Operation *b) {
+    for (Operation *p = a->getParentOp(); p; p = p->getParentOp()) {
+      auto ifOp = dyn_cast<scf::IfOp>(p);
+      if (!ifOp || !ifOp->isAncestor(b))
+        continue;
+      bool aThen = ifOp.getThenRegion().isAncestor(a->getParentRegion());
+      bool bThen = ifOp.getThenRegion().isAncestor(b->getParentRegion());
+      return aThen != bThen;
+    }
+    return false;
+  };
+  DeferredEpilogue plan;
+  SmallVector<Operation *> placed;
+  for (tt::DescriptorStoreOp store : stores) {
+    auto trunc = store.getSrc().getDefiningOp<arith::TruncFOp>();
+    auto arg = dyn_cast<BlockArgument>(store.getDesc());
+    auto type = dyn_cast<RankedTensorType>(store.getSrc().getType());
+    if (!trunc || !arg || arg.getOwner() != &func.getBody().front() || !type ||
+        type.getRank() != 2 || type.getShape()[0] % (64 * groups) != 0 ||
+        type.getShape()[1] % kEpiBoxCols != 0)
+      return;
+    // Deferred boxes are stored by the products of the next tile: the store
+    // must sit in a tile loop whose body runs a K loop of products.
+    auto loop = store->getParentOfType<LoopLikeOpInterface>();
+    if (!loop || !consumer.isAncestor(loop->getParentRegion()))
+      return;
+    bool kLoop = false;
+    loop->walk([&](DotAsyncOp dot) {
+      auto inner = dot->getParentOfType<LoopLikeOpInterface>();
+      kLoop |= inner && inner != loop && loop->isProperAncestor(inner);
+    });
+    if (!kLoop)
+      return;
+    int64_t frags = type.getShape()[0] / (64 * groups);
+    int64_t boxes = type.getShape()[1] / kEpiBoxCols;
+    if (plan.frags && (plan.frags != frags || plan.boxes != boxes))
+      return;
+    plan.frags = frags;
+    plan.boxes = boxes;
+    // The first segment no store of the same iteration uses.
+    llvm::SmallBitVector used(placed.size() + 1);
+    for (Operation *other : placed)
+      if (!exclusive(store, other))
+        used.set(plan.segmentOf[other]);
+    unsigned segment = used.find_first_unset();
+    std::string desc = descRef(store.getDesc());
+    if (segment == plan.segmentDescs.size())
+      plan.segmentDescs.push_back(desc);
+    else if (plan.segmentDescs[segment] != desc)
+      return;
+    plan.segmentOf[store] = segment;
+    placed.push_back(store);
+  }
+  // Default: half of a fragment's boxes, at most 64 registers (16 per
+  // packed box) over all segments. Measured on the H100 (128 x 256 tiles, 5
+  // interleaved rounds, M = N = 8192, runs 16 and 17): deferring 2 of 4
+  // boxes against 0 gained 1.6-4 % at K = 512-2048 and 0.1-3.4 % at K =
+  // 4096 (fp16, bf16, fp8), nothing at 16384; deferring all 4 was 0.7 %
+  // slower than 2 (geomean of 9 points; docs/PERFORMANCE.md, "The deferred
+  // epilogue").
+  //
+  // Under --schedule=optimal the solved K loop says how many cycles per
+  // iteration the consumers' CUDA cores are free
+  // (tawa.schedule_consumer_slack): where staging one box does not fit
+  // there, none is deferred. Where it fits, how many to defer depends on
+  // the products queued on the tensor cores while a box is staged, which the
+  // steady-state schedule does not see: with one product in flight every box
+  // the registers hold (measured at fixed clocks: 1.6-2.5 % fewer cycles than
+  // half at K = 1024), with two the default's half (measured above).
+  int64_t segments = plan.segmentDescs.size();
+  int64_t fit = std::max<int64_t>(0, 64 / (16 * plan.frags * segments));
+  std::optional<int64_t> slack;
+  int64_t inFlight = 0;
+  for (Operation *store : placed)
+    store->getParentOfType<LoopLikeOpInterface>()->walk([&](scf::ForOp loop) {
+      if (auto a =
+              loop->getAttrOfType<IntegerAttr>("tawa.schedule_consumer_slack"))
+        slack = slack ? std::min(*slack, a.getInt()) : a.getInt();
+      for (auto wait : loop.getBody()->getOps<DotWaitOp>())
+        inFlight = std::max<int64_t>(inFlight, wait.getPendings());
+    });
+  int64_t half = (plan.boxes + 1) / 2;
+  int64_t request =
+      options.epilogueOverlap >= 0 ? options.epilogueOverlap
+      : slack ? (*slack < kEpilogueBoxCycles ? 0
+                 : inFlight >= 2             ? half
+                                             : plan.boxes)
+              : half;
+  plan.deferred = std::min(
+      {plan.boxes, request, options.epilogueOverlap < 0 ? fit : plan.boxes});
+  if (plan.deferred > 0)
+    deferredEpi = plan;
+}
+
+void Emitter::emitDeferredFlush(bool all) {
+  unsigned n = deferredEpi->segmentDescs.size();
+  for (unsigned seg = 0; seg < n; ++seg)
+    emitDeferredFlushSegment(all, seg, /*chained=*/!all && seg > 0);
+}
+
+void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
+                                       bool chained) {
+  const DeferredEpilogue &d = *deferredEpi;
+  int64_t total = d.frags * d.deferred;
+  std::string x = pendSuffix(segment);
+  line() << (chained ? "else " : "") << (all ? "while" : "if") << " (pendBoxes"
+         << x << " != 0) {\n";
+  ++indent;
+  line() << "const uint32_t p = " << total << " - pendBoxes" << x << ";\n";
+  line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
+         << 64 * kSwizzleBytes << ";\n";
+  line() << "if (tid == 0)\n";
+  line() << "  tmaStoreWaitRead<1>();\n";
+  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+  line() << "switch (p) {\n";
+  for (int64_t p = 0; p < total; ++p)
+    line() << "case " << p << ": storePackedBoxSwizzled<"
+           << (p % d.deferred) * 16 << ">(pendC" << x << "[" << p / d.deferred
+           << "], buf); break;\n";
+  line() << "}\n";
+  line() << "fenceProxyAsyncShared();\n";
+  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+  line() << "if (tid == 0) {\n";
+  line() << "  tmaStore2D(" << d.segmentDescs[segment] << ", buf, pendCol" << x
+         << " + (int32_t)(" << d.boxes - d.deferred << " + p % " << d.deferred
+         << ") * " << kEpiBoxCols << ", pendRow" << x << " + (int32_t)(cg * "
+         << d.frags << " + p / " << d.deferred << ") * 64);\n";
+  line() << "  tmaStoreCommit();\n";
+  line() << "}\n";
+  line() << "++epiBox;\n";
+  line() << "--pendBoxes" << x << ";\n";
+  --indent;
+  line() << "}\n";
+}
+
+} // namespace cuda
+} // namespace tawa

@@ -1,0 +1,189 @@
+//===- EmitterFragments.cpp - register tensors and their layouts -------===//
+//
+// Register tensors in the layouts of -tawa-layout-assignment (DESIGN.md
+// §2.3): accumulator arrays, row and column vectors, splats, and the
+// index expressions of one element in each layout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tawa {
+namespace cuda {
+
+/// The `tawa.layouts` entry of a value (its defining op's attribute, or its
+/// loop's `tawa.iter_arg_layouts`), "" if none.
+StringRef layoutAttrOf(Value v) {
+  ArrayAttr arr;
+  unsigned index = 0;
+  if (auto res = dyn_cast<OpResult>(v)) {
+    arr = res.getOwner()->getAttrOfType<ArrayAttr>("tawa.layouts");
+    index = res.getResultNumber();
+  } else {
+    auto arg = cast<BlockArgument>(v);
+    Operation *parent = arg.getOwner()->getParentOp();
+    arr = parent ? parent->getAttrOfType<ArrayAttr>("tawa.iter_arg_layouts")
+                 : nullptr;
+    index = arg.getArgNumber() - (isa_and_nonnull<scf::ForOp>(parent) ? 1 : 0);
+  }
+  if (!arr || index >= arr.size())
+    return "";
+  auto str = dyn_cast<StringAttr>(arr[index]);
+  return str ? str.getValue() : "";
+}
+
+Acc Emitter::newAcc(int64_t frags, int64_t cols) {
+  for (auto *it = reusableAccs.begin(); it != reusableAccs.end(); ++it)
+    if (it->frags == frags && it->cols == cols) {
+      Acc acc = *it;
+      reusableAccs.erase(it);
+      return acc;
+    }
+  Acc acc{fresh("acc"), frags, cols};
+  if (hoistedAccs)
+    hoistedAccs->push_back(acc);
+  else
+    line() << "float " << acc.name << "[" << frags << "][" << cols / 2
+           << "];\n";
+  return acc;
+}
+
+//===----------------------------------------------------------------------===//
+// Accumulators
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::string> Emitter::splatOf(Value v) {
+  // Shape changes of a splat are the same splat.
+  while (isa_and_nonnull<tt::ExpandDimsOp, tt::BroadcastOp, tt::ReshapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    if (auto splat = dyn_cast<SplatElementsAttr>(c.getValue())) {
+      Attribute a = splat.getSplatValue<Attribute>();
+      if (auto f = dyn_cast<FloatAttr>(a)) {
+        if (f.getType().isF32())
+          return floatLiteral(f);
+        FailureOr<std::string> t = scalarType(f.getType(), c.getLoc());
+        if (failed(t))
+          return failure();
+        return *t + "(" + floatLiteral(f) + ")";
+      }
+      if (auto i = dyn_cast<IntegerAttr>(a)) {
+        if (i.getType().isInteger(1))
+          return std::string(i.getValue().isZero() ? "false" : "true");
+        return std::to_string(i.getValue().getSExtValue());
+      }
+    }
+  }
+  if (auto s = v.getDefiningOp<tt::SplatOp>())
+    return lookup(s->getOperand(0));
+  return failure();
+}
+
+FailureOr<Lay> Emitter::layoutOf(Value v, Operation *user) {
+  StringRef l = layoutAttrOf(v);
+  if (l == "acc")
+    return Lay::Acc;
+  if (l == "row")
+    return Lay::Row;
+  if (l == "col")
+    return Lay::Col;
+  error(user) << "a register tensor of layout '" << l
+              << "' is not supported by CUDA emission (supported: acc, row, "
+                 "col)";
+  return failure();
+}
+
+/// Index expressions of one element, by the layout being iterated.
+static std::string colIndex(Lay target) {
+  return target == Lay::Acc ? "accCol(tid, i)"
+                            : "(8 * (j >> 1) + 2 * (tid % 4) + (j & 1))";
+}
+static std::string rowIndex(Lay target, int64_t frags) {
+  std::string base = "(cg * " + std::to_string(frags) + " + f) * 64 + ";
+  return target == Lay::Acc
+             ? "(" + base + "accRow(tid, i))"
+             : "(" + base + "16 * (tid / 32) + (tid % 32) / 4 + 8 * h)";
+}
+
+FailureOr<std::string> Emitter::at(Value v, Lay target, Operation *user) {
+  auto acc = accs.find(v);
+  if (acc != accs.end()) {
+    if (target != Lay::Acc) {
+      error(user) << "an accumulator read in a row or column layout";
+      return failure();
+    }
+    return acc->second.name + "[f][i]";
+  }
+  FailureOr<std::string> s = splatOf(v);
+  if (succeeded(s))
+    return s;
+  auto it = regs.find(v);
+  if (it == regs.end()) {
+    error(user) << "operand has no register layout (it is not an "
+                   "accumulator, a splat or a row/column vector)";
+    return failure();
+  }
+  const Reg &r = it->second;
+  if (r.array.empty()) {
+    if (r.lay == Lay::Col && (target == Lay::Acc || target == Lay::Col))
+      return "(" + r.rangeStart + " + " + colIndex(target) + ")";
+    if (r.lay == Lay::Row && (target == Lay::Acc || target == Lay::Row))
+      return "(" + r.rangeStart + " + " + rowIndex(target, r.frags) + ")";
+  } else if (r.lay == target) {
+    return r.array + (target == Lay::Acc   ? "[f][i]"
+                      : target == Lay::Row ? "[f][h]"
+                                           : "[j]");
+  } else if (target == Lay::Acc) {
+    return r.array + (r.lay == Lay::Col ? "[2 * (i >> 2) + (i & 1)]"
+                                        : "[f][(i >> 1) & 1]");
+  }
+  error(user) << "cannot read a " << (r.lay == Lay::Row ? "row" : "column")
+              << " vector in the " << (target == Lay::Row ? "row" : "column")
+              << " layout (a layout conversion)";
+  return failure();
+}
+
+FailureOr<Acc> Emitter::accOf(Value v, Operation *user, bool fill) {
+  auto it = accs.find(v);
+  if (it != accs.end())
+    return it->second;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (region != Region::Consumer || !type || type.getRank() != 2 ||
+      !type.getElementType().isF32()) {
+    error(user) << "only f32 rank-2 accumulators in the consumer partition "
+                   "are supported";
+    return failure();
+  }
+  int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+  if (rows % (64 * groups) != 0 || (cols != 64 && cols != 128 && cols != 256)) {
+    error(user) << "accumulator " << type << " does not split into 64-row "
+                << "fragments over " << groups
+                << " consumer group(s) with N in {64, 128, 256}";
+    return failure();
+  }
+  // Only splats start a chain; any other value must have come from one.
+  FailureOr<std::string> init = splatOf(v);
+  if (failed(init)) {
+    error(user) << "accumulator value is not a splat or part of an "
+                   "accumulator chain";
+    return failure();
+  }
+  Acc acc = newAcc(rows / (64 * groups), cols);
+  // Correct but slow: ptxas keeps at most ~232 registers per consumer thread.
+  if (acc.frags * cols / 2 > 128)
+    emitWarning(getUserLocation(user->getLoc()))
+        << "CUDA emission: the accumulator takes " << acc.frags * cols / 2
+        << " registers per consumer thread and will spill; use more consumer "
+           "groups (--consumer-groups="
+        << 2 * groups << ")";
+  if (fill)
+    emitFill(acc, *init);
+  // A constant used twice starts two chains; only this use is bound.
+  return acc;
+}
+
+} // namespace cuda
+} // namespace tawa

@@ -1,0 +1,246 @@
+//===- EmitterMemory.cpp - rings, mbarriers, TMA loads -----------------===//
+//
+// Shared-memory traffic: aref rings and their mbarriers (DESIGN.md §2.2),
+// TMA loads into ring slots, slot views, the ping-pong hand-over, and
+// tensor maps the kernel builds on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tawa {
+namespace cuda {
+
+LogicalResult Emitter::emitMemoryOp(Operation *op) {
+  if (auto wait = dyn_cast<PingPongWaitOp>(op)) {
+    // Consumer g's n-th tile waits for the other's n-th hand-over (consumer
+    // 0 starts without one): order[g] completes once per hand-over to g.
+    if (region != Region::Consumer)
+      return error(op) << "ping-pong wait outside a consumer partition";
+    std::string turn = lookup(wait.getTurn());
+    if (wait.getGroup() == 0)
+      line() << "if (" << turn << " > 0)\n  ";
+    else
+      line();
+    body << "mbarrierWait(&pingpongOrder[" << wait.getGroup() << "], "
+         << (wait.getGroup() == 0 ? "(" + turn + " - 1)" : turn)
+         << " & 1);\n";
+    return success();
+  }
+  if (auto arrive = dyn_cast<PingPongArriveOp>(op)) {
+    if (region != Region::Consumer)
+      return error(op) << "ping-pong arrive outside a consumer partition";
+    // The group's first thread has passed every full wait of the tile.
+    line() << "if (tid == 0)\n";
+    line() << "  mbarrierArrive(&pingpongOrder[" << 1 - arrive.getGroup()
+           << "]);\n";
+    return success();
+  }
+  if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
+    if (region == Region::Top)
+      return error(op) << "mbarrier wait outside a partition";
+    line() << "mbarrierWait(&" << bars[wait.getBars()].name << "["
+           << lookup(wait.getSlot()) << "], " << lookup(wait.getParity())
+           << ");\n";
+    if (region == Region::Producer)
+      lastProducerWait = wait;
+    return success();
+  }
+  if (auto tx = dyn_cast<MBarrierExpectTxOp>(op)) {
+    if (region != Region::Producer)
+      return error(op) << "expect_tx is only supported in the producer";
+    line() << "if (leader)\n";
+    line() << "  mbarrierArriveExpectTx(&" << bars[tx.getBars()].name << "["
+           << lookup(tx.getSlot()) << "], " << tx.getBytes() << ");\n";
+    auto fb = fillParity.find(tx.getBars());
+    if (fb != fillParity.end()) {
+      // The put waited on empty[slot] with parity p (DESIGN.md §2.2); the
+      // fill it starts completes full[slot]'s phase of parity p ^ 1.
+      if (!lastProducerWait || lastProducerWait.getSlot() != tx.getSlot())
+        return error(op) << "internal error: expect_tx without the empty "
+                            "wait of its put";
+      line() << fb->second.name << "[" << lookup(tx.getSlot()) << "] = "
+             << lookup(lastProducerWait.getParity()) << " ^ 1;\n";
+    }
+    return success();
+  }
+  if (auto arrive = dyn_cast<MBarrierArriveOp>(op)) {
+    std::string target =
+        bars[arrive.getBars()].name + "[" + lookup(arrive.getSlot()) + "]";
+    if (arrive.getPerWarp()) {
+      if (region != Region::Consumer)
+        return error(op) << "per-warp arrival outside the consumer partition";
+      // Lane 0 of each warp, after the warp's own wgmma wait retired its
+      // reads of the slot: one arrival per consumer warp.
+      line() << "if (laneZero)";
+      if (arrive.getCluster()) {
+        // The slot is released in both CTAs: either may multicast into it.
+        body << " {\n";
+        for (int64_t r = 0; r < clusterSize; ++r)
+          line() << "  mbarrierArriveCluster(&" << target << ", " << r
+                 << ");\n";
+        line() << "}\n";
+        return success();
+      }
+      body << "\n";
+      line() << "  mbarrierArrive(&" << target << ");\n";
+      return success();
+    }
+    if (arrive.getCluster())
+      return error(op) << "cluster arrivals are only supported per warp";
+    if (region != Region::Producer)
+      return error(op)
+             << "single-thread arrival is only supported in the producer";
+    line() << "if (leader)\n";
+    line() << "  mbarrierArrive(&" << target << ");\n";
+    return success();
+  }
+  if (auto load = dyn_cast<TmaLoadOp>(op)) {
+    if (region != Region::Producer)
+      return error(op) << "TMA loads are only supported in the producer";
+    if (load.getIndices().size() != 2)
+      return error(op) << "only rank-2 TMA loads are supported";
+    // A tile is stored as boxes of 128-byte rows (the 128-byte swizzle
+    // span), one box per 128 bytes of its inner extent: that is what the
+    // wgmma descriptors of emitDotAsync read.
+    RankedTensorType block =
+        cast<tt::TensorDescType>(load.getDesc().getType()).getBlockType();
+    int64_t innerBytes =
+        block.getShape()[1] * elemBytes(block.getElementType());
+    if (innerBytes % kSwizzleBytes != 0)
+      return error(op) << "loaded tile " << block
+                       << " must have an inner extent that is a multiple of "
+                          "128 bytes (f16/bf16: 64, e4m3: 128 elements), the "
+                          "128-byte swizzle span wgmma operands use";
+    auto it = rings.find(load.getBuffer());
+    if (it == rings.end())
+      return error(op) << "TMA load into an unknown buffer";
+    int64_t rows = block.getShape()[0];
+    int64_t boxInner = kSwizzleBytes / elemBytes(block.getElementType());
+    std::string dst = it->second.name + " + " + lookup(load.getSlot()) + " * " +
+                      std::to_string(it->second.stride);
+    std::string bar =
+        "&" + bars[load.getBars()].name + "[" + lookup(load.getSlot()) + "]";
+    if (Value multicast = load.getMulticast()) {
+      // Each CTA of the pair loads the rows [half * r, half * (r + 1)) of
+      // every box: both halves into its own slot where the partner's block
+      // differs, its own half into both slots where they are the same.
+      if (clusterSize != 2)
+        return error(op) << "internal error: a multicast load outside a "
+                            "kernel of 2-CTA clusters";
+      int64_t half = rows / 2;
+      line() << "if (" << lookup(multicast) << ") {\n";
+      for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
+        line() << "  if (leader)\n";
+        line() << "    tmaLoad2DMulticast(" << dst << " + "
+               << j * rows * kSwizzleBytes << " + ctaRank * "
+               << half * kSwizzleBytes << ", " << descRef(load.getDesc())
+               << ", " << bar << ", " << lookup(load.getIndices()[1]) << " + "
+               << j * boxInner << ", " << lookup(load.getIndices()[0])
+               << " + int(ctaRank) * " << half << ", 0x3);\n";
+      }
+      line() << "} else {\n";
+      for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j)
+        for (int64_t r = 0; r < 2; ++r) {
+          line() << "  if (leader)\n";
+          line() << "    tmaLoad2D(" << dst << " + "
+                 << j * rows * kSwizzleBytes + r * half * kSwizzleBytes
+                 << ", " << descRef(load.getDesc()) << ", " << bar << ", "
+                 << lookup(load.getIndices()[1]) << " + " << j * boxInner
+                 << ", " << lookup(load.getIndices()[0]) << " + " << r * half
+                 << ");\n";
+        }
+      line() << "}\n";
+      return success();
+    }
+    // TTIR coordinates are outermost first, TMA's innermost first.
+    for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
+      line() << "if (leader)\n";
+      line() << "  tmaLoad2D(" << dst;
+      if (j)
+        body << " + " << j * rows * kSwizzleBytes;
+      body << ", " << descRef(load.getDesc()) << ", " << bar << ", "
+           << lookup(load.getIndices()[1]);
+      if (j)
+        body << " + " << j * boxInner;
+      body << ", " << lookup(load.getIndices()[0]) << ");\n";
+    }
+    return success();
+  }
+  if (auto slot = dyn_cast<SlotViewOp>(op)) {
+    auto it = rings.find(slot.getBuffer());
+    if (it == rings.end())
+      return error(op) << "slot of an unknown buffer";
+    std::string ptr = fresh("tile");
+    line() << "uint8_t *" << ptr << " = " << it->second.name << " + "
+           << lookup(slot.getSlot()) << " * " << it->second.stride << ";\n";
+    tiles[slot.getResult()] = {ptr, slot.getType(), false};
+    return success();
+  }
+  return error(op) << "internal error: not a memory operation";
+}
+
+LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
+  auto it = deviceMaps.find(op);
+  if (it == deviceMaps.end())
+    return error(op) << "internal error: tensor descriptor without a slot";
+  const DeviceMap &m = it->second;
+  if (op.getShape().size() != 2)
+    return error(op) << "only rank-2 device-side tensor descriptors are "
+                        "supported";
+  APInt one;
+  if (!matchPattern(op.getStrides()[1], m_ConstantInt(&one)) || one != 1)
+    return error(op) << "the innermost stride of a tensor descriptor must be "
+                        "the constant 1";
+  Type elem = cast<tt::TensorDescType>(op.getType())
+                  .getBlockType()
+                  .getElementType();
+  std::string map = fresh("tmap");
+  std::string args =
+      map + ", descStaging + " +
+      (region == Region::Producer ? std::string("0")
+                                  : std::string("128 * (1 + wg)")) +
+      ", " + lookup(op.getBase()) + ", (uint32_t)" + lookup(op.getShape()[1]) +
+      ", (uint32_t)" + lookup(op.getShape()[0]) + ", (uint64_t)" +
+      lookup(op.getStrides()[0]) + " * " + std::to_string(elemBytes(elem));
+  std::string make = "makeTensorMap2D<TensorMapElem::" + m.elem + ", " +
+                     std::to_string(m.box[1]) + ", " +
+                     std::to_string(m.box[0]) + ">(" + args + ");\n";
+  if (region == Region::Producer) {
+    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
+           << m.slot << "];\n";
+    line() << "// TMA loads still in flight may read the map being replaced: "
+              "wait for\n";
+    line() << "// the last fill of every slot first.\n";
+    for (auto &[bar, fb] : fillParity) {
+      line() << "for (int s = 0; s < " << fb.depth << "; ++s)\n";
+      line() << "  if (" << fb.name << "[s] >= 0)\n";
+      line() << "    mbarrierWait(&" << bars[bar].name << "[s], " << fb.name
+             << "[s]);\n";
+    }
+    line() << make;
+    line() << "if (leader)\n";
+    line() << "  tensorMapAcquire(" << map << ");\n";
+  } else if (region == Region::Consumer) {
+    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
+           << m.slot << " + wg];\n";
+    line() << "if (tid < 32) {\n";
+    line() << "  // Stores through the map being replaced must be done.\n";
+    line() << "  if (tid == 0)\n";
+    line() << "    tmaStoreWait<0>();\n";
+    line() << "  __syncwarp();\n";
+    line() << "  " << make;
+    line() << "  if (tid == 0)\n";
+    line() << "    tensorMapAcquire(" << map << ");\n";
+    line() << "}\n";
+  } else {
+    return error(op) << "a tensor descriptor built outside the partitions";
+  }
+  names[op.getResult()] = map;
+  return success();
+}
+
+} // namespace cuda
+} // namespace tawa

@@ -1,0 +1,283 @@
+//===- EmitterProducts.cpp - wgmma products ----------------------------===//
+//
+// Tensor-core products: dot_async as wgmma over shared-memory descriptors
+// (and fused pairs of twice the width), dot_wait as wgmma.wait_group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tawa {
+namespace cuda {
+
+/// Programs paired along y (-tawa-program-pairing) leave, per K step, two
+/// products with the same A slot whose B operands are the same slot of two
+/// rings of one shape (as stored [K, N], or transposed from [N, K]):
+///   %d0 = dot_async %a, [trans](slot %r0[%s]), %acc0
+///   %w0 = dot_wait %d0        (its result only yielded)
+///   %d1 = dot_async %a, [trans](slot %r1[%s]), %acc1
+/// With the two rings laid out slot by slot side by side, the B tiles read
+/// as one tile of twice the rows, and the products issue as one wgmma of
+/// twice the width into both accumulators (wgmmaSSPair). Here: the
+/// candidates and the ring layout; emitDotAsync checks the accumulators and
+/// emits the pair as one product or, where they do not allow it, as two
+/// (correct either way: the layout changes only the addresses).
+void Emitter::findFusedProducts() {
+  auto bSlot = [](Value b) -> SlotViewOp {
+    if (auto trans = b.getDefiningOp<tt::TransOp>())
+      return trans.getSrc().getDefiningOp<SlotViewOp>();
+    return b.getDefiningOp<SlotViewOp>();
+  };
+  DenseMap<Value, Value> partnerOf; // both directions
+  func.walk([&](DotAsyncOp d0) {
+    auto w0 = dyn_cast_or_null<DotWaitOp>(d0->getNextNode());
+    if (!w0 || w0.getInputs().size() != 1 || w0.getInputs()[0] != d0.getD() ||
+        !llvm::all_of(w0->getUsers(),
+                      [](Operation *u) { return isa<scf::YieldOp>(u); }))
+      return;
+    auto d1 = dyn_cast_or_null<DotAsyncOp>(w0->getNextNode());
+    auto w1 = d1 ? dyn_cast_or_null<DotWaitOp>(d1->getNextNode()) : DotWaitOp();
+    if (!w1 || w1.getInputs().size() != 1 || w1.getInputs()[0] != d1.getD() ||
+        w1.getPendings() != w0.getPendings() || d0.getA() != d1.getA() ||
+        d0.getType() != d1.getType())
+      return;
+    SlotViewOp s0 = bSlot(d0.getB()), s1 = bSlot(d1.getB());
+    bool kMajor = d0.getB().getDefiningOp<tt::TransOp>() != nullptr;
+    if (!s0 || !s1 || s0.getSlot() != s1.getSlot() ||
+        kMajor != (d1.getB().getDefiningOp<tt::TransOp>() != nullptr) ||
+        s0.getBuffer() == s1.getBuffer() ||
+        s0.getBuffer().getType() != s1.getBuffer().getType() ||
+        !s0.getBuffer().getDefiningOp<SmemAllocOp>() ||
+        !s1.getBuffer().getDefiningOp<SmemAllocOp>())
+      return;
+    // [N, K] tiles of one 128-byte swizzle span along K (the two tiles'
+    // rows are then contiguous), or [K, N] tiles (boxes of 64 columns, the
+    // second tile's boxes follow the first's); N of each at most 128.
+    auto tile = cast<RankedTensorType>(s0.getType());
+    int64_t n = tile.getShape()[kMajor ? 0 : 1];
+    if ((kMajor && tile.getShape()[1] * elemBytes(tile.getElementType()) !=
+                       kSwizzleBytes) ||
+        (n != 64 && n != 128) ||
+        cast<RankedTensorType>(d0.getType()).getShape()[1] != n)
+      return;
+    Value r0 = s0.getBuffer(), r1 = s1.getBuffer();
+    auto known0 = partnerOf.find(r0), known1 = partnerOf.find(r1);
+    if ((known0 != partnerOf.end() && known0->second != r1) ||
+        (known1 != partnerOf.end() && known1->second != r0))
+      return;
+    if (known0 == partnerOf.end()) {
+      // The first ring of the pair in the layout is the one allocated first.
+      bool r0First = r0.getDefiningOp()->isBeforeInBlock(r1.getDefiningOp());
+      ringPartner[r0First ? r0 : r1] = r0First ? r1 : r0;
+      partnerOf[r0] = r1;
+      partnerOf[r1] = r0;
+    }
+    // Fused only where r0's slot comes first: its tile pointer starts the
+    // tile of twice the rows.
+    if (ringPartner.count(r0))
+      fusedProducts[d0] = d1;
+  });
+}
+
+LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "dot_async outside the consumer partition";
+  if (!op.getC().hasOneUse())
+    return error(op) << "the accumulator operand has other uses; wgmma "
+                        "updates it in place";
+  if (fusedAway.contains(op)) {
+    // Issued with the product before it (findFusedProducts).
+    accs[op.getD()] = accs.lookup(op.getC());
+    if (deferredEpi && isLastProduct(op))
+      emitDeferredFlush(/*all=*/false);
+    return success();
+  }
+  FailureOr<Acc> acc = accOf(op.getC(), op);
+  if (failed(acc))
+    return failure();
+  if (auto fused = fusedProducts.find(op); fused != fusedProducts.end())
+    if (emitFusedProducts(op, fused->second, *acc))
+      return success();
+  auto a = tiles.find(op.getA()), b = tiles.find(op.getB());
+  if (a == tiles.end() || b == tiles.end())
+    return error(op) << "dot operands must be shared-memory ring slots";
+  const SmemTile &ta = a->second, &tb = b->second;
+  Type elem = ta.type.getElementType();
+  std::optional<StringRef> mma = mmaType(elem);
+  if (!mma || tb.type.getElementType() != elem)
+    return error(op) << "dot operands must both be f16, bf16 or e4m3";
+  bool fp8 = isa<Float8E4M3FNType>(elem);
+  int64_t eb = elemBytes(elem);
+  // A is [M, K] as stored (K-major). B is K-major when it is the transpose
+  // of an [N, K] slot, MN-major when the slot itself is [K, N] (16-bit
+  // types only: fp8 wgmma reads K-major operands).
+  bool bKMajor = tb.transposed;
+  int64_t k = ta.type.getShape()[1];
+  int64_t bK = bKMajor ? tb.type.getShape()[1] : tb.type.getShape()[0];
+  int64_t bN = bKMajor ? tb.type.getShape()[0] : tb.type.getShape()[1];
+  if (ta.transposed)
+    return error(op) << "an MN-major (transposed) A operand is not supported";
+  if (!bKMajor && fp8)
+    return error(op) << "fp8 products need a K-major B operand (B stored as "
+                        "[N, K] and transposed in the kernel)";
+  if (bK != k || (k * eb) % kSwizzleBytes != 0)
+    return error(op) << "operand tiles must share K, a multiple of 128 bytes";
+  if (ta.type.getShape()[0] != acc->frags * 64 * groups || bN != acc->cols)
+    return error(op) << "operand tiles do not match the accumulator";
+  int64_t mmaK = fp8 ? 32 : 16;
+  int64_t kBytes = mmaK * eb;
+  int64_t aRows = ta.type.getShape()[0];
+  auto lazy = lazyZero.find(acc->name);
+  std::string scaleD = "1";
+  if (lazy != lazyZero.end())
+    scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
+  // K-major tiles are boxes of 128-byte rows along K: step kk starts in box
+  // (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row.
+  int64_t stepsPerBox = kSwizzleBytes / kBytes;
+  line() << "wgmmaFence();\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << acc->frags << "; ++f) {\n";
+  line() << "#pragma unroll\n";
+  line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
+  line() << "    const uint64_t descA = descAdvance(descKMajorSw128(" << ta.ptr
+         << " + (kk / " << stepsPerBox << ") * " << aRows * kSwizzleBytes
+         << " + (cg * " << acc->frags << " + f) * " << 64 * kSwizzleBytes
+         << "), (kk % " << stepsPerBox << ") * " << kBytes << ");\n";
+  if (bKMajor)
+    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
+           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
+           << bN * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
+           << kBytes << ");\n";
+  else
+    // [K, N] slot: boxes of K rows x 64 columns, LBO = one box, K steps of
+    // 16 rows.
+    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
+           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+  line() << "    wgmmaSS<" << acc->cols << ", " << *mma << ", 0, "
+         << (bKMajor ? 0 : 1) << ">(" << acc->name << "[f], descA, descB, "
+         << scaleD << ");\n";
+  line() << "  }\n";
+  line() << "}\n";
+  line() << "wgmmaCommit();\n";
+  if (lazy != lazyZero.end())
+    line() << lazy->second << " = true;\n";
+  // After the last product a loop iteration issues: the tensor cores have
+  // all of them queued while the box is staged.
+  if (deferredEpi && isLastProduct(op))
+    emitDeferredFlush(/*all=*/false);
+  accs[op.getD()] = *acc;
+  return success();
+}
+
+bool Emitter::isLastProduct(DotAsyncOp op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (isa<DotAsyncOp>(next))
+      return false;
+  return true;
+}
+
+bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
+                                const Acc &acc0) {
+  // Both accumulators must be carried by the same loop: a splat would start
+  // the second chain here, before its own product, and with both bound at
+  // the loop's entry their lazy-zero flags (scale-d 0 for the first
+  // product) are reset together, and set together after each pair.
+  auto c0 = dyn_cast<BlockArgument>(first.getC());
+  auto c1 = dyn_cast<BlockArgument>(second.getC());
+  auto acc1It = accs.find(second.getC());
+  if (!c0 || !c1 || c0.getOwner() != c1.getOwner() ||
+      acc1It == accs.end() || !second.getC().hasOneUse())
+    return false;
+  const Acc acc1 = acc1It->second;
+  auto lazy0 = lazyZero.find(acc0.name), lazy1 = lazyZero.find(acc1.name);
+  bool lazyBoth = lazy0 != lazyZero.end() && lazy1 != lazyZero.end();
+  bool lazyNone = lazy0 == lazyZero.end() && lazy1 == lazyZero.end();
+  auto a = tiles.find(first.getA()), b = tiles.find(first.getB());
+  if (acc0.frags != 1 || acc1.frags != 1 || acc0.cols != acc1.cols ||
+      !(lazyBoth || lazyNone) || a == tiles.end() || b == tiles.end() ||
+      a->second.transposed)
+    return false;
+  Type elem = a->second.type.getElementType();
+  std::optional<StringRef> mma = mmaType(elem);
+  bool bKMajor = b->second.transposed;
+  if (!mma || b->second.type.getElementType() != elem ||
+      (!bKMajor && isa<Float8E4M3FNType>(elem)))
+    return false;
+  int64_t eb = elemBytes(elem);
+  int64_t k = a->second.type.getShape()[1];
+  int64_t aRows = a->second.type.getShape()[0];
+  if (k * eb != kSwizzleBytes || aRows != 64 * groups)
+    return false;
+  int64_t mmaK = isa<Float8E4M3FNType>(elem) ? 32 : 16;
+  int64_t kBytes = mmaK * eb;
+  // Equal flags (above): the first's stands for both.
+  std::string scaleD =
+      lazyBoth ? "(" + lazy0->second + " || kk > 0) ? 1 : 0" : "1";
+  line() << "// Two products sharing A, their B tiles side by side: one "
+            "wgmma of N = "
+         << 2 * acc0.cols << ".\n";
+  line() << "wgmmaFence();\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
+  line() << "  const uint64_t descA = descAdvance(descKMajorSw128("
+         << a->second.ptr << " + cg * " << 64 * kSwizzleBytes << "), kk * "
+         << kBytes << ");\n";
+  if (bKMajor)
+    line() << "  const uint64_t descB = descAdvance(descKMajorSw128("
+           << b->second.ptr << "), kk * " << kBytes << ");\n";
+  else
+    line() << "  const uint64_t descB = descAdvance(descMNMajorSw128("
+           << b->second.ptr << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+  line() << "  wgmmaSSPair<" << 2 * acc0.cols << ", " << *mma << ", 0, "
+         << (bKMajor ? 0 : 1) << ">(" << acc0.name << "[0], " << acc1.name
+         << "[0], descA, descB, " << scaleD << ");\n";
+  line() << "}\n";
+  line() << "wgmmaCommit();\n";
+  if (lazyBoth) {
+    line() << lazy0->second << " = true;\n";
+    line() << lazy1->second << " = true;\n";
+  }
+  accs[first.getD()] = acc0;
+  // The first product's wait and the second product emit nothing: one
+  // commit group per pair, waited for at the second's wait.
+  fusedAway.insert(first->getNextNode());
+  fusedAway.insert(second);
+  return true;
+}
+
+LogicalResult Emitter::emitDotWait(DotWaitOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "dot_wait outside the consumer partition";
+  if (fusedAway.contains(op)) {
+    // Waited for with the second of its pair (emitFusedProducts); the
+    // result is only yielded.
+    accs[op.getOutputs()[0]] = accs.lookup(op.getInputs()[0]);
+    return success();
+  }
+  line() << "wgmmaWait<" << op.getPendings() << ">();\n";
+  for (auto [in, out] : llvm::zip(op.getInputs(), op.getOutputs())) {
+    if (!in.hasOneUse())
+      return error(op) << "a waited accumulator must have no other uses";
+    FailureOr<Acc> acc = accOf(in, op);
+    if (failed(acc))
+      return failure();
+    accs[out] = *acc;
+    // Ordinary reads of the registers must not be hoisted above the wait.
+    bool readLater = llvm::any_of(out.getUsers(), [](Operation *u) {
+      return !isa<scf::YieldOp, DotAsyncOp>(u);
+    });
+    if (readLater) {
+      line() << "#pragma unroll\n";
+      line() << "for (int f = 0; f < " << acc->frags << "; ++f)\n";
+      line() << "  fenceFragment(" << acc->name << "[f]);\n";
+    }
+  }
+  return success();
+}
+
+} // namespace cuda
+} // namespace tawa
