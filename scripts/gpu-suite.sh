@@ -4,6 +4,7 @@
 #   gpu/compiled/make_kernels.py    # first, where tawac builds (not on the GPU machine)
 #   scripts/gpu-suite.sh            # everything, ~5-8 minutes
 #   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
+#   SUITE_ONLY=attention scripts/gpu-suite.sh   # build + the attention steps only
 # Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
 # labelled gpu, compute-sanitizer (racecheck, synccheck, memcheck) on small
 # cases, the Python correctness checks and the GEMM benchmark against cuBLAS.
@@ -81,6 +82,12 @@ step configure 120 cmake -G Ninja -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release 
   -DTAWA_ENABLE_PROTOCOL=OFF
 step build 240 ninja -C "$B"
 
+KS=256,512,1024,2048,4096,8192,16384
+[ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
+RESULTS=$B/bench-results
+rm -rf "$RESULTS" "$B"/family-*.json
+rm -f "$B"/attention-*.json "$B"/attention-table.txt
+if [ "${SUITE_ONLY:-}" != attention ]; then
 # With enable_testing() at the top level one ctest run sees every test;
 # older trees enabled testing only inside lib/Runtime and gpu/.
 has_gpu_tests() { ctest --test-dir "$1" -N -L gpu 2>/dev/null | grep -q 'Total Tests: [1-9]'; }
@@ -106,10 +113,6 @@ for tool in racecheck synccheck memcheck; do
   fi
 done
 
-KS=256,512,1024,2048,4096,8192,16384
-[ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
-RESULTS=$B/bench-results
-rm -rf "$RESULTS" "$B"/family-*.json
 # Small shapes first with the runtime's trace on: if the binding crashes, the
 # log shows the last driver call it reached.
 step "python gemm_ref --small (traced)" 120 env TAWA_RUNTIME_TRACE=1 python3 bench/gemm_ref.py \
@@ -175,6 +178,25 @@ else
   FAILED=1
 fi
 
+fi
+
+# Attention kernels compiled by tawac (make_kernels.py: attention.json):
+# correctness against PyTorch in float32, the sanitizers on small cases, and
+# the benchmark against cuDNN, FlashAttention-2 and Triton on the same source.
+ATTN=${SUITE_KERNELS:-$ROOT/build-kernels}/attention.json
+if [ -f "$ATTN" ]; then
+  step "attention: correctness" 200 python3 gpu/compiled/attention.py --manifest "$ATTN" --check
+  step "sanitizer racecheck: attention" 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
+    python3 gpu/compiled/attention.py --manifest "$ATTN" --check --small
+  step "sanitizer synccheck: attention" 120 compute-sanitizer --tool synccheck --error-exitcode 1 \
+    python3 gpu/compiled/attention.py --manifest "$ATTN" --check --small --only default
+  step "bench attention (tawa/cuDNN/FA2/Triton)" 300 python3 gpu/compiled/attention.py \
+    --manifest "$ATTN" --bench --json "$B/attention-bench.json" --table "$B/attention-table.txt"
+else
+  note "=== attention kernels: no $ATTN (run gpu/compiled/make_kernels.py where tawac builds)"
+  ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "attention kernels" "FAIL(missing)" - 0)")
+  FAILED=1
+fi
 
 JSON=$(ls "$RESULTS"/*.json 2>/dev/null | grep -v -- '-gemm.json$' | head -1)
 GEMM_JSON=$(ls "$RESULTS"/*-gemm.json 2>/dev/null | head -1)
@@ -188,6 +210,7 @@ if [ -n "$OUT" ]; then
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
   [ -f "$B/tune.json" ] && cp "$B/tune.json" "$OUT/"
   for f in "$B"/family-*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
+  [ -f "$B/attention-bench.json" ] && cp "$B/attention-bench.json" "$OUT/"
 fi
 
 {
@@ -241,6 +264,7 @@ for name, r in d["configs"].items():
     print(f"{name:>14} {r['tflops']:7.1f} {r['vs_triton']:7.3f}")
 PY
   done
+  [ -f "$B/attention-table.txt" ] && { echo; cat "$B/attention-table.txt"; }
   echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$LOG"
 [ -n "$OUT" ] && cp "$LOG" "$OUT/gpu-suite.log"

@@ -108,6 +108,25 @@ def compile_one(tawac, out, kid, ttir, workload, name, options):
     return entry
 
 
+# Attention kernels (gpu/compiled/attention.py checks and times them): kernel
+# id -> (TTIR file, whether it is causal). Written to OUT/attention.json, not
+# the GEMM manifest.
+ATTENTION = {
+    "shared/attn_fp16": (os.path.join(SHARED, "attn_fp16.ttir"), False),
+    "shared/attn_fp16_causal": (os.path.join(SHARED, "attn_fp16_causal.ttir"), True),
+    "shared/attn_bf16_bn64": (os.path.join(SHARED, "attn_bf16_bn64.ttir"), False),
+    "examples/attn_fwd_fp16": (os.path.join(EXAMPLES, "attn_fwd_fp16.ttir"), False),
+    "examples/attn_fwd_fp16_causal": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal.ttir"), True),
+}
+ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"])]
+
+
+def attention_jobs():
+    return [(kid, ttir, "attention_causal" if causal else "attention", name, options)
+            for kid, (ttir, causal) in ATTENTION.items()
+            for name, options in ATTENTION_CONFIGS]
+
+
 def kernel_jobs(sweep):
     """(kernel id, TTIR, workload, config name, tawac options) for every
     kernel and configuration this script builds (and that the GPU suite and
@@ -161,6 +180,8 @@ def main():
     jobs = kernel_jobs(not args.no_sweep)
     with ThreadPoolExecutor(args.jobs) as pool:
         entries = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j), jobs))
+        attention = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j),
+                                  attention_jobs()))
 
     # The Triton source of the shared samples, for benchmarks that compile
     # the same kernels with Triton on the GPU machine (../shared does not
@@ -176,6 +197,11 @@ def main():
     manifest = {"tawac": version, "commit": commit + ("+dirty" if dirty else ""), "kernels": entries}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
+    with open(os.path.join(args.out, "attention.json"), "w") as f:
+        json.dump(dict(manifest, kernels=attention), f, indent=1)
+    for e in attention:
+        if e["error"]:
+            print(f"make_kernels: attention {e['id']} rejected: {e['error'].splitlines()[0]}")
     bad = [e for e in entries if e["error"]]
     # ptxas's "potential performance loss" (e.g. C7515: wgmma serialized)
     # does not fail a build, but a kernel with one is not worth timing.

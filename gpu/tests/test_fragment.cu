@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 using namespace tawa::device;
 using namespace tawa::test;
@@ -315,6 +317,65 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
     rep.pass(name);
 }
 
+// ---------------------------------------------------------------------------
+// exp2Approx / expApprox (math.cuh) against the host's exp2 / exp.
+// ---------------------------------------------------------------------------
+
+__global__ void expKernel(const float *x, float *e2, float *e, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    e2[i] = exp2Approx(x[i]);
+    e[i] = expApprox(x[i]);
+  }
+}
+
+void runExp(Report &rep, std::mt19937_64 &rng) {
+  std::vector<float> x;
+  std::uniform_real_distribution<float> dist(-120.0f, 120.0f);
+  for (int i = 0; i < 4096; ++i)
+    x.push_back(dist(rng));
+  // Softmax's edge cases: exp2(-inf) = 0 (masked scores), exp2(0) = 1.
+  const float inf = std::numeric_limits<float>::infinity();
+  x.insert(x.end(), {-inf, 0.0f, -0.0f, 1.0f, -1.0f, 127.0f, -126.0f, inf});
+  const int n = int(x.size());
+  float *dx, *d2, *de;
+  TAWA_CHECK_CUDA(cudaMalloc(&dx, n * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&d2, n * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&de, n * 4));
+  TAWA_CHECK_CUDA(cudaMemcpy(dx, x.data(), n * 4, cudaMemcpyHostToDevice));
+  expKernel<<<(n + 255) / 256, 256>>>(dx, d2, de, n);
+  TAWA_CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<float> e2(n), e(n);
+  TAWA_CHECK_CUDA(cudaMemcpy(e2.data(), d2, n * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaMemcpy(e.data(), de, n * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(dx));
+  TAWA_CHECK_CUDA(cudaFree(d2));
+  TAWA_CHECK_CUDA(cudaFree(de));
+  auto close = [](double got, double want, double tol) {
+    if (std::isinf(want) || want == 0.0)
+      return got == want;
+    if (want > double(std::numeric_limits<float>::max()))
+      return std::isinf(got) && got > 0;
+    if (want < 1.2e-38) // below the smallest normal: flushed to zero
+      return got == 0.0 || std::fabs(got - want) <= tol * want;
+    return std::fabs(got - want) <= tol * want;
+  };
+  int bad2 = 0, bade = 0;
+  for (int i = 0; i < n; ++i) {
+    bad2 += !close(e2[i], std::exp2(double(x[i])), 2e-6);
+    // x log2 e is rounded to float first: |x| <= 127 adds ~128 ulp of x.
+    bade += !close(e[i], std::exp(double(x[i])), 2e-5);
+  }
+  if (bad2)
+    rep.fail("exp2Approx", "%d of %d wrong", bad2, n);
+  else
+    rep.pass("exp2Approx");
+  if (bade)
+    rep.fail("expApprox", "%d of %d wrong", bade, n);
+  else
+    rep.pass("expApprox");
+}
+
 } // namespace
 
 int main() {
@@ -322,6 +383,7 @@ int main() {
   std::mt19937_64 rng(seed);
   TAWA_CHECK_CUDA(cudaSetDevice(0));
   Report rep;
+  runExp(rep, rng);
   runReduce<64>(rep, rng);
   runReduce<128>(rep, rng);
   runReduce<256>(rep, rng);

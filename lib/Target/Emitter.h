@@ -172,6 +172,23 @@ private:
   LogicalResult emitWarpSpecialize(WarpSpecializeOp op);
   LogicalResult emitDotAsync(DotAsyncOp op);
   LogicalResult emitDotWait(DotWaitOp op);
+  LogicalResult emitDot(tt::DotOp op);
+  /// A tile converted to a register A operand (layout a_reg): per fragment
+  /// and K step of the product, the four 32-bit registers of wgmma's A.
+  struct ARegTile {
+    std::string array; ///< uint32_t array[frags][k / mmaK][4]
+    int64_t frags = 0, k = 0;
+    Type elem;
+  };
+  DenseMap<Value, ARegTile> aRegs;
+  LogicalResult emitProductIssue(Operation *op, Value a, Value b,
+                                 const Acc &acc, StringRef scaleD);
+  LogicalResult emitProductIssueRS(Operation *op, const ARegTile &a, Value b,
+                                   const Acc &acc, StringRef scaleD);
+  /// A conversion of an accumulator-layout tile to the a_reg layout.
+  LogicalResult emitARegConversion(Operation *op);
+  /// tt.reduce along the rows of an accumulator-layout tile.
+  LogicalResult emitReduce(tt::ReduceOp op);
   LogicalResult emitStore(tt::DescriptorStoreOp op);
   LogicalResult emitTensorOp(Operation *op);
   LogicalResult emitElementwise(Operation *op);
@@ -179,6 +196,21 @@ private:
   FailureOr<Lay> layoutOf(Value v, Operation *user);
   FailureOr<Acc> accOf(Value v, Operation *user, bool fill = true);
   FailureOr<std::string> splatOf(Value v);
+  /// Declares the register array of a `lay` tensor of `type` (not an
+  /// accumulator chain: a row or column vector, or an acc-layout tile).
+  FailureOr<Reg> declareReg(Lay lay, RankedTensorType type, Operation *user,
+                            StringRef prefix = "t");
+  /// Writes `target[...] = source[...]` over every register of `target`'s
+  /// layout, `source` read in that layout.
+  LogicalResult emitRegCopy(const Reg &target, Value source, Operation *user);
+  /// The loop headers over every register of a layout, and the index suffix
+  /// of one register.
+  void emitRegLoops(const Reg &r);
+  static std::string regIndex(Lay lay);
+  /// A loop-carried tensor that is not an accumulator chain (softmax
+  /// statistics): its array, copied from the initial value.
+  LogicalResult bindCarriedReg(Value init, Value arg, Value res,
+                               Operation *op, std::string &var);
   void emitFill(const Acc &acc, StringRef value) {
     line() << "#pragma unroll\n";
     line() << "for (int f = 0; f < " << acc.frags << "; ++f)\n";

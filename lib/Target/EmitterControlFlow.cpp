@@ -139,6 +139,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
     tiles[trans->getResult(0)] = t;
     return success();
   }
+  if (auto dot = dyn_cast<tt::DotOp>(op))
+    return emitDot(dot);
+  if (auto reduce = dyn_cast<tt::ReduceOp>(op))
+    return emitReduce(reduce);
+  if (isa<arith::TruncFOp, tt::FpToFpOp>(op) &&
+      layoutAttrOf(op->getResult(0)) == "a_reg")
+    return emitARegConversion(op);
   if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
     // An accumulator converted for a TMA store is staged by the store.
     if (isa<RankedTensorType>(trunc.getType()) &&
@@ -173,8 +180,19 @@ LogicalResult Emitter::assignYield(ValueRange yielded,
   // Yields are parallel assignments (a rotation such as yield %b, %a is
   // common), so read every operand into a temporary first.
   SmallVector<std::pair<std::string, std::string>> moves;
+  SmallVector<std::pair<Reg, Reg>> arrayMoves;
   for (auto [i, v] : llvm::enumerate(yielded)) {
     Value target = targets[i];
+    if (auto carried = regs.find(target); carried != regs.end()) {
+      const Reg into = carried->second;
+      FailureOr<Reg> tmp = declareReg(into.lay,
+                                      cast<RankedTensorType>(v.getType()), op,
+                                      "next");
+      if (failed(tmp) || failed(emitRegCopy(*tmp, v, op)))
+        return failure();
+      arrayMoves.push_back({into, *tmp});
+      continue;
+    }
     if (isa<RankedTensorType>(v.getType())) {
       FailureOr<Acc> acc = accOf(v, op);
       if (failed(acc))
@@ -193,6 +211,11 @@ LogicalResult Emitter::assignYield(ValueRange yielded,
   }
   for (auto &[var, tmp] : moves)
     line() << var << " = " << tmp << ";\n";
+  for (auto &[into, tmp] : arrayMoves) {
+    emitRegLoops(into);
+    line() << "    " << into.array << regIndex(into.lay) << " = " << tmp.array
+           << regIndex(into.lay) << ";\n";
+  }
   return success();
 }
 
@@ -214,10 +237,18 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
        llvm::zip(op.getInitArgs(), op.getRegionIterArgs(), op.getResults())) {
     if (isa<RankedTensorType>(arg.getType())) {
       StringRef lay = layoutAttrOf(arg);
+      if (lay == "row" || lay == "col") {
+        // Running statistics (softmax max and sum): a register array the
+        // yield copies into.
+        std::string var;
+        if (failed(bindCarriedReg(init, arg, res, op, var)))
+          return failure();
+        vars.push_back(var);
+        continue;
+      }
       if (!lay.empty() && lay != "acc")
         return error(op) << "a loop-carried register tensor in the '" << lay
-                         << "' layout (such as running softmax statistics) is "
-                            "not supported by CUDA emission yet";
+                         << "' layout is not supported by CUDA emission";
       // Zero only where the loop runs no product (the first product then
       // ignores the registers: scale-d 0). With two chains (paired programs)
       // that fill after the loop makes ptxas serialize every wgmma (C7515),

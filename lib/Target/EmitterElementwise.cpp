@@ -90,8 +90,10 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
       })
       .Case<arith::ExtFOp, arith::TruncFOp, tt::FpToFpOp>(
           [&](auto) { return fromFloat(toFloat(0)); })
-      .Case<math::Exp2Op>([&](auto) { return "exp2f(" + x[0] + ")"; })
-      .Case<math::ExpOp>([&](auto) { return "expf(" + x[0] + ")"; })
+      // The MUFU unit's approximations, as Triton lowers f32 exp2 and exp
+      // (math.cuh); softmax's throughput depends on them.
+      .Case<math::Exp2Op>([&](auto) { return "exp2Approx(" + x[0] + ")"; })
+      .Case<math::ExpOp>([&](auto) { return "expApprox(" + x[0] + ")"; })
       .Case<math::LogOp>([&](auto) { return "logf(" + x[0] + ")"; })
       .Case<math::SqrtOp>([&](auto) { return "sqrtf(" + x[0] + ")"; })
       .Case<math::AbsFOp>([&](auto) { return "fabsf(" + x[0] + ")"; })
@@ -320,6 +322,120 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
                                 : std::string("  for (int h = 0; h < 2; ++h)\n"));
   }
   line() << "    " << name << idx << " = " << expr << ";\n";
+  return success();
+}
+
+/// The register array (`name[f]` is one fragment's float[N / 2]) of an
+/// accumulator-layout tile: an accumulator chain or an element-wise result.
+static std::optional<std::pair<std::string, int64_t>>
+fragmentArray(const DenseMap<Value, Acc> &accs, const DenseMap<Value, Reg> &regs,
+              Value v) {
+  if (auto acc = accs.find(v); acc != accs.end())
+    return std::make_pair(acc->second.name, acc->second.cols);
+  if (auto r = regs.find(v);
+      r != regs.end() && r->second.lay == Lay::Acc && !r->second.array.empty())
+    return std::make_pair(r->second.array, r->second.cols);
+  return std::nullopt;
+}
+
+LogicalResult Emitter::emitReduce(tt::ReduceOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "reductions are only supported in the consumer "
+                        "partition";
+  if (op->getNumOperands() != 1 || op->getNumResults() != 1)
+    return error(op) << "only reductions of one tensor are supported";
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto axis = op->getAttrOfType<IntegerAttr>("axis");
+  if (!type || type.getRank() != 2 || !type.getElementType().isF32() ||
+      !axis || axis.getInt() != 1)
+    return error(op) << "only row reductions (axis 1) of f32 tiles are "
+                        "supported by CUDA emission";
+  FailureOr<Lay> lay = layoutOf(op->getResult(0), op);
+  if (failed(lay))
+    return failure();
+  auto src = fragmentArray(accs, regs, op->getOperand(0));
+  if (*lay != Lay::Row || !src)
+    return error(op) << "a row reduction must read an accumulator-layout "
+                        "tile and give a row vector";
+  // The combiner: one operation of the region's two arguments.
+  Block &combiner = op->getRegion(0).front();
+  Operation *combine = nullptr;
+  for (Operation &inner : combiner.without_terminator()) {
+    if (combine)
+      return error(op) << "a reduction's combiner must be one operation";
+    combine = &inner;
+  }
+  if (!combine || combine->getNumOperands() != 2 ||
+      combine->getOperand(0) != combiner.getArgument(0) ||
+      combine->getOperand(1) != combiner.getArgument(1) ||
+      combiner.getTerminator()->getOperand(0) != combine->getResult(0))
+    return error(op) << "a reduction's combiner must be one operation of its "
+                        "two arguments";
+  std::string expr = elementExpr(combine, {"a", "b"}, "float");
+  if (expr.empty() || !isa<arith::AddFOp, arith::MulFOp, arith::MaxNumFOp,
+                            arith::MaximumFOp, arith::MinNumFOp,
+                            arith::MinimumFOp>(combine))
+    return error(op) << "unsupported reduction combiner '"
+                     << combine->getName() << "'";
+  FailureOr<Reg> out =
+      declareReg(Lay::Row, cast<RankedTensorType>(op->getResult(0).getType()),
+                 op);
+  if (failed(out))
+    return failure();
+  // Each thread combines its own columns of its two rows, then the quad
+  // (the four lanes that share the rows) with two xor shuffles.
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << out->frags << "; ++f)\n";
+  line() << "  rowReduce(" << src->first << "[f], " << out->array
+         << "[f], [](float a, float b) { return " << expr << "; });\n";
+  regs[op->getResult(0)] = *out;
+  return success();
+}
+
+LogicalResult Emitter::emitARegConversion(Operation *op) {
+  if (region != Region::Consumer)
+    return error(op) << "register operands are only built in the consumer "
+                        "partition";
+  Value src = op->getOperand(0);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Type elem = type.getElementType();
+  auto array = fragmentArray(accs, regs, src);
+  if (!array || type.getRank() != 2)
+    return error(op) << "only an accumulator-layout tile converts to a "
+                        "register A operand";
+  auto srcType = cast<RankedTensorType>(src.getType());
+  if (!srcType.getElementType().isF32())
+    return error(op) << "a register A operand converts from f32";
+  int64_t frags = srcType.getShape()[0] / (64 * groups);
+  int64_t k = srcType.getShape()[1];
+  ARegTile a;
+  a.array = fresh("areg");
+  a.frags = frags;
+  a.k = k;
+  a.elem = elem;
+  // A fragment's K columns in steps of the product's K: 16 (16-bit types:
+  // a pairwise pack, fragment.cuh) or 32 (e4m3: packed and byte-permuted
+  // across the quad).
+  if (elem.isF16() || elem.isBF16()) {
+    line() << "uint32_t " << a.array << "[" << frags << "][" << k / 16
+           << "][4];\n";
+    line() << "#pragma unroll\n";
+    line() << "for (int f = 0; f < " << frags << "; ++f)\n";
+    line() << "  accToA16<" << (elem.isF16() ? "__half" : "__nv_bfloat16")
+           << ">(" << array->first << "[f], " << a.array << "[f]);\n";
+  } else if (isa<Float8E4M3FNType>(elem)) {
+    if (k % 32 != 0)
+      return error(op) << "an e4m3 register operand needs K a multiple of 32";
+    line() << "uint32_t " << a.array << "[" << frags << "][" << k / 32
+           << "][4];\n";
+    line() << "#pragma unroll\n";
+    line() << "for (int f = 0; f < " << frags << "; ++f)\n";
+    line() << "  accToAE4M3(" << array->first << "[f], " << a.array
+           << "[f]);\n";
+  } else {
+    return error(op) << "a register A operand must be f16, bf16 or e4m3";
+  }
+  aRegs[op->getResult(0)] = a;
   return success();
 }
 

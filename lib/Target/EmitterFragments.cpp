@@ -185,5 +185,80 @@ FailureOr<Acc> Emitter::accOf(Value v, Operation *user, bool fill) {
   return acc;
 }
 
+std::string Emitter::regIndex(Lay lay) {
+  return lay == Lay::Acc ? "[f][i]" : lay == Lay::Row ? "[f][h]" : "[j]";
+}
+
+FailureOr<Reg> Emitter::declareReg(Lay lay, RankedTensorType type,
+                                   Operation *user, StringRef prefix) {
+  FailureOr<std::string> ctype =
+      scalarType(type.getElementType(), user->getLoc());
+  if (failed(ctype))
+    return failure();
+  Reg r;
+  r.lay = lay;
+  r.array = fresh(prefix);
+  if (lay == Lay::Acc || lay == Lay::Row) {
+    if (type.getShape()[0] % (64 * groups) != 0) {
+      error(user) << "a tensor of " << type.getShape()[0]
+                  << " rows does not split into 64-row fragments over "
+                  << groups << " consumer group(s)";
+      return failure();
+    }
+    r.frags = type.getShape()[0] / (64 * groups);
+  }
+  if (lay == Lay::Acc || lay == Lay::Col)
+    r.cols = type.getShape().back();
+  line() << *ctype << " " << r.array;
+  if (lay == Lay::Acc)
+    body << "[" << r.frags << "][" << r.cols / 2 << "]";
+  else if (lay == Lay::Row)
+    body << "[" << r.frags << "][2]";
+  else
+    body << "[" << r.cols / 4 << "]";
+  body << ";\n";
+  return r;
+}
+
+void Emitter::emitRegLoops(const Reg &r) {
+  line() << "#pragma unroll\n";
+  if (r.lay == Lay::Col) {
+    line() << "for (int j = 0; j < " << r.cols / 4 << "; ++j)\n";
+    return;
+  }
+  line() << "for (int f = 0; f < " << r.frags << "; ++f)\n";
+  line() << "#pragma unroll\n";
+  if (r.lay == Lay::Acc)
+    line() << "  for (int i = 0; i < " << r.cols / 2 << "; ++i)\n";
+  else
+    line() << "  for (int h = 0; h < 2; ++h)\n";
+}
+
+LogicalResult Emitter::emitRegCopy(const Reg &target, Value source,
+                                   Operation *user) {
+  FailureOr<std::string> x = at(source, target.lay, user);
+  if (failed(x))
+    return failure();
+  emitRegLoops(target);
+  line() << "    " << target.array << regIndex(target.lay) << " = " << *x
+         << ";\n";
+  return success();
+}
+
+LogicalResult Emitter::bindCarriedReg(Value init, Value arg, Value res,
+                                      Operation *op, std::string &var) {
+  FailureOr<Lay> lay = layoutOf(arg, op);
+  if (failed(lay))
+    return failure();
+  FailureOr<Reg> r =
+      declareReg(*lay, cast<RankedTensorType>(arg.getType()), op, "carried");
+  if (failed(r) || failed(emitRegCopy(*r, init, op)))
+    return failure();
+  regs[arg] = *r;
+  regs[res] = *r;
+  var = r->array;
+  return success();
+}
+
 } // namespace cuda
 } // namespace tawa

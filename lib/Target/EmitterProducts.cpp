@@ -100,9 +100,34 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   if (auto fused = fusedProducts.find(op); fused != fusedProducts.end())
     if (emitFusedProducts(op, fused->second, *acc))
       return success();
-  auto a = tiles.find(op.getA()), b = tiles.find(op.getB());
+  auto lazy = lazyZero.find(acc->name);
+  std::string scaleD = "1";
+  if (lazy != lazyZero.end())
+    scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
+  if (failed(emitProductIssue(op, op.getA(), op.getB(), *acc, scaleD)))
+    return failure();
+  if (lazy != lazyZero.end())
+    line() << lazy->second << " = true;\n";
+  // After the last product a loop iteration issues: the tensor cores have
+  // all of them queued while the box is staged.
+  if (deferredEpi && isLastProduct(op))
+    emitDeferredFlush(/*all=*/false);
+  accs[op.getD()] = *acc;
+  return success();
+}
+
+/// Issues the wgmmas of one product into `acc` and commits them as one
+/// group: A and B from shared-memory ring slots.
+LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
+                                        Value bValue, const Acc &acc,
+                                        StringRef scaleD) {
+  auto areg = aRegs.find(aValue);
+  if (areg != aRegs.end())
+    return emitProductIssueRS(op, areg->second, bValue, acc, scaleD);
+  auto a = tiles.find(aValue), b = tiles.find(bValue);
   if (a == tiles.end() || b == tiles.end())
-    return error(op) << "dot operands must be shared-memory ring slots";
+    return error(op) << "dot operands must be shared-memory ring slots (or, "
+                        "A, a tile converted in registers)";
   const SmemTile &ta = a->second, &tb = b->second;
   Type elem = ta.type.getElementType();
   std::optional<StringRef> mma = mmaType(elem);
@@ -124,26 +149,22 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
                         "[N, K] and transposed in the kernel)";
   if (bK != k || (k * eb) % kSwizzleBytes != 0)
     return error(op) << "operand tiles must share K, a multiple of 128 bytes";
-  if (ta.type.getShape()[0] != acc->frags * 64 * groups || bN != acc->cols)
+  if (ta.type.getShape()[0] != acc.frags * 64 * groups || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
   int64_t mmaK = fp8 ? 32 : 16;
   int64_t kBytes = mmaK * eb;
   int64_t aRows = ta.type.getShape()[0];
-  auto lazy = lazyZero.find(acc->name);
-  std::string scaleD = "1";
-  if (lazy != lazyZero.end())
-    scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
   // K-major tiles are boxes of 128-byte rows along K: step kk starts in box
   // (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row.
   int64_t stepsPerBox = kSwizzleBytes / kBytes;
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
-  line() << "for (int f = 0; f < " << acc->frags << "; ++f) {\n";
+  line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
   line() << "#pragma unroll\n";
   line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
   line() << "    const uint64_t descA = descAdvance(descKMajorSw128(" << ta.ptr
          << " + (kk / " << stepsPerBox << ") * " << aRows * kSwizzleBytes
-         << " + (cg * " << acc->frags << " + f) * " << 64 * kSwizzleBytes
+         << " + (cg * " << acc.frags << " + f) * " << 64 * kSwizzleBytes
          << "), (kk % " << stepsPerBox << ") * " << kBytes << ");\n";
   if (bKMajor)
     line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
@@ -156,19 +177,104 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
     line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
            << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
            << mmaK * kSwizzleBytes << ");\n";
-  line() << "    wgmmaSS<" << acc->cols << ", " << *mma << ", 0, "
-         << (bKMajor ? 0 : 1) << ">(" << acc->name << "[f], descA, descB, "
+  line() << "    wgmmaSS<" << acc.cols << ", " << *mma << ", 0, "
+         << (bKMajor ? 0 : 1) << ">(" << acc.name << "[f], descA, descB, "
          << scaleD << ");\n";
   line() << "  }\n";
   line() << "}\n";
   line() << "wgmmaCommit();\n";
-  if (lazy != lazyZero.end())
-    line() << lazy->second << " = true;\n";
-  // After the last product a loop iteration issues: the tensor cores have
-  // all of them queued while the box is staged.
-  if (deferredEpi && isLastProduct(op))
-    emitDeferredFlush(/*all=*/false);
-  accs[op.getD()] = *acc;
+  return success();
+}
+
+/// The same with A in registers (layout a_reg: attention's P in P V), B
+/// from a ring slot, described as emitProductIssue describes it.
+LogicalResult Emitter::emitProductIssueRS(Operation *op, const ARegTile &a,
+                                          Value bValue, const Acc &acc,
+                                          StringRef scaleD) {
+  auto b = tiles.find(bValue);
+  if (b == tiles.end())
+    return error(op) << "the B operand of a product must be a shared-memory "
+                        "ring slot";
+  const SmemTile &tb = b->second;
+  Type elem = tb.type.getElementType();
+  std::optional<StringRef> mma = mmaType(elem);
+  if (!mma || a.elem != elem)
+    return error(op) << "dot operands must both be f16, bf16 or e4m3";
+  bool fp8 = isa<Float8E4M3FNType>(elem);
+  int64_t eb = elemBytes(elem);
+  bool bKMajor = tb.transposed;
+  int64_t k = a.k;
+  int64_t bK = bKMajor ? tb.type.getShape()[1] : tb.type.getShape()[0];
+  int64_t bN = bKMajor ? tb.type.getShape()[0] : tb.type.getShape()[1];
+  if (!bKMajor && fp8)
+    return error(op) << "fp8 products need a K-major B operand (B stored as "
+                        "[N, K] and transposed in the kernel)";
+  if (bK != k || (bKMajor && (k * eb) % kSwizzleBytes != 0))
+    return error(op) << "operand tiles must share K (K-major: a multiple of "
+                        "128 bytes)";
+  if (a.frags != acc.frags || bN != acc.cols)
+    return error(op) << "operand tiles do not match the accumulator";
+  int64_t mmaK = fp8 ? 32 : 16;
+  int64_t kBytes = mmaK * eb;
+  int64_t stepsPerBox = kSwizzleBytes / kBytes;
+  line() << "wgmmaFence();\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
+  line() << "#pragma unroll\n";
+  line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
+  if (bKMajor)
+    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
+           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
+           << bN * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
+           << kBytes << ");\n";
+  else
+    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
+           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+  line() << "    wgmmaRS<" << acc.cols << ", " << *mma << ", "
+         << (bKMajor ? 0 : 1) << ">(" << acc.name << "[f], " << a.array
+         << "[f][kk], descB, " << scaleD << ");\n";
+  line() << "  }\n";
+  line() << "}\n";
+  line() << "wgmmaCommit();\n";
+  return success();
+}
+
+/// A synchronous tt.dot (attention's products before a pipeline makes them
+/// asynchronous): issue, commit, wait for it. A zero-splat accumulator is
+/// not materialized: the first K step runs with scale-d 0.
+LogicalResult Emitter::emitDot(tt::DotOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "tt.dot outside the consumer partition";
+  Value c = op.getC();
+  Acc acc;
+  std::string scaleD = "1";
+  if (accs.count(c)) {
+    if (!c.hasOneUse())
+      return error(op) << "the accumulator operand has other uses; wgmma "
+                          "updates it in place";
+    acc = accs[c];
+  } else if (isZeroSplat(c)) {
+    auto type = cast<RankedTensorType>(op.getType());
+    FailureOr<Acc> fresh = accOf(c, op, /*fill=*/false);
+    if (failed(fresh))
+      return failure();
+    (void)type;
+    acc = *fresh;
+    scaleD = "kk > 0 ? 1 : 0";
+  } else {
+    FailureOr<Acc> filled = accOf(c, op);
+    if (failed(filled))
+      return failure();
+    acc = *filled;
+  }
+  if (failed(emitProductIssue(op, op.getA(), op.getB(), acc, scaleD)))
+    return failure();
+  line() << "wgmmaWait<0>();\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << acc.frags << "; ++f)\n";
+  line() << "  fenceFragment(" << acc.name << "[f]);\n";
+  accs[op.getD()] = acc;
   return success();
 }
 

@@ -38,9 +38,10 @@ using namespace mlir;
 using namespace tawa;
 
 /// fp32 registers per thread that one warp group of 128 threads needs for
-/// the accumulators live at once under `root`: the products a loop chains
-/// in its loop-carried values add up (two programs paired by
-/// -tawa-program-pairing carry two), other products count alone.
+/// the accumulators live at once under `root`: the products of one loop
+/// body add up (two programs paired by -tawa-program-pairing carry two
+/// chains; attention's S = QK^T is live next to the carried O), products
+/// outside loops count alone.
 static int64_t accumulatorRegisters(Operation *root) {
   auto regs = [](tt::DotOp dot) -> int64_t {
     auto acc = cast<RankedTensorType>(dot.getType());
@@ -49,15 +50,11 @@ static int64_t accumulatorRegisters(Operation *root) {
   int64_t most = 0;
   root->walk([&](tt::DotOp dot) {
     int64_t live = regs(dot);
-    if (auto forOp = dyn_cast<scf::ForOp>(dot->getParentOp()))
-      if (isa<BlockArgument>(dot.getC()) &&
-          cast<BlockArgument>(dot.getC()).getOwner() == forOp.getBody()) {
-        live = 0;
-        for (auto other : forOp.getBody()->getOps<tt::DotOp>())
-          if (auto arg = dyn_cast<BlockArgument>(other.getC());
-              arg && arg.getOwner() == forOp.getBody())
-            live += regs(other);
-      }
+    if (auto forOp = dyn_cast<scf::ForOp>(dot->getParentOp())) {
+      live = 0;
+      for (auto other : forOp.getBody()->getOps<tt::DotOp>())
+        live += regs(other);
+    }
     most = std::max(most, live);
   });
   return most;

@@ -2,6 +2,7 @@
 #pragma once
 #include "tawa/device/cluster.cuh"
 #include "tawa/device/fragment.cuh"
+#include "tawa/device/math.cuh"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tensormap.cuh"

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Attention forward kernels compiled by tawac (gpu/compiled/make_kernels.py,
+OUT/attention.json): correctness against PyTorch in float32, and speed
+against cuDNN, FlashAttention-2 (PyTorch's SDPA backends) and Triton
+compiling the same kernel source.
+
+The kernels are FlashAttention forward written in plain Triton
+(../shared/ttir/triton_kernels.py `attn_fwd`, examples/kernels.py
+`attention_fwd_kernel`): Q, K, V and O are 2-D views [B * H * L, D] of
+[B, H, L, D] tensors, program (i, j) computes query block i of the pair
+(batch, head) j. Neither kernel masks a ragged key block, so L must be a
+multiple of the key block (their causal variants mask the diagonal only).
+
+    attention.py --check [--small]       fresh random inputs (seed printed),
+        several B, H, L, O poisoned with NaN beforehand; relative Frobenius
+        error against softmax(Q K^T * scale) V in float32.
+    attention.py --bench [--json F]      B = 4, H = 32, L = 1k..16k: TFLOP/s
+        medians of tawa (every configuration built), cuDNN, FA2 and Triton
+        on the same source; ratios and geomeans.
+
+Prints "N passed, M failed" (check) and exits 1 on any failure, including
+kernels tawac rejected.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import workloads  # noqa: E402
+
+# Relative error bounds by input type: P is rounded to the input type for
+# the second product (f16: 2^-11, bf16: 2^-8 per element).
+BOUNDS = {"f16": 4e-3, "bf16": 2.5e-2}
+# (B, H, L): one key block, several, a query grid taller than the SMs.
+CHECK_SHAPES = [(1, 8, 128), (2, 4, 1024), (1, 8, 4096), (3, 5, 384), (4, 32, 512)]
+SMALL_SHAPES = [(1, 2, 256)]
+BENCH_LS = [1024, 2048, 4096, 8192, 16384]
+
+
+def kernels(manifest_path):
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    base = os.path.dirname(manifest_path)
+    return manifest, base
+
+
+def block_rows(k, i):
+    return k.box(i)[0]
+
+
+def make_inputs(b, h, l, d, dtype, gen):
+    def one():
+        return (torch.randn(b * h * l, d, device="cuda", generator=gen)).to(dtype)
+    return one(), one(), one()
+
+
+def reference(q, k, v, b, h, l, d, scale, causal):
+    view = lambda t: t.float().view(b, h, l, d)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        view(q), view(k), view(v), is_causal=causal, scale=scale)
+    return out.reshape(b * h * l, d)
+
+
+def launch(kern, q, k, v, o, scale, l):
+    bm = kern.box(0)[0]
+    args = (workloads.desc_args(q) + workloads.desc_args(k) + workloads.desc_args(v)
+            + workloads.desc_args(o) + [scale, l])
+    bh = q.shape[0] // l
+    return kern.kernel.prepare(*args, grid=(l // bm, bh))
+
+
+def check(entries, base, small, seed):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    passed = failed = 0
+    for e in entries:
+        if e["error"]:
+            print(f"FAIL {e['id']}: rejected by tawac: {e['error'].splitlines()[0]}")
+            failed += 1
+            continue
+        kern = workloads.Loaded(os.path.join(base, e["metadata"]))
+        dt = kern.dtype(0)
+        dtype = workloads.DTYPES[dt]
+        d = kern.box(0)[1]
+        bn = kern.box(1)[0]
+        causal = e["workload"] == "attention_causal"
+        for (b, h, l) in (SMALL_SHAPES if small else CHECK_SHAPES):
+            l = (l // bn) * bn
+            q, k, v = make_inputs(b, h, l, d, dtype, gen)
+            o, ost = workloads.nan_poisoned_out(b * h * l, d, workloads.DTYPES[kern.dtype(3)])
+            scale = d ** -0.5
+            plan = launch(kern, q, k, v, o, scale, l)
+            plan()
+            torch.cuda.synchronize()
+            ref = reference(q, k, v, b, h, l, d, scale, causal)
+            err = workloads.rel_error(o, ref)
+            ok = err <= BOUNDS[dt] and workloads.untouched(ost, o)
+            print(f"{'PASS' if ok else 'FAIL'} {e['id']} B={b} H={h} L={l} D={d}"
+                  f"{' causal' if causal else ''}: rel error {err:.2e} (bound {BOUNDS[dt]:.0e})"
+                  f"{'' if workloads.untouched(ost, o) else ', row padding overwritten'}")
+            passed += ok
+            failed += not ok
+    print(f"{passed} passed, {failed} failed")
+    return failed == 0
+
+
+def median_ms(fn):
+    import triton.testing
+    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+
+
+def bench(entries, base, json_path, table_path):
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from gemm_bench import load_jit_functions
+    src = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    b, h, d = 4, 32, 128
+    rows = []
+    by_kernel = {}
+    for e in entries:
+        if not e["error"] and e["kernel"].startswith("shared/attn_fp16"):
+            by_kernel.setdefault(e["kernel"], []).append(e)
+    for kid, configs in sorted(by_kernel.items()):
+        causal = "causal" in kid
+        loaded = {c["config"]: workloads.Loaded(os.path.join(base, c["metadata"])) for c in configs}
+        for l in BENCH_LS:
+            q, k, v = make_inputs(b, h, l, d, torch.float16, gen)
+            o = torch.empty_like(q)
+            scale = d ** -0.5
+            flops = 4.0 * b * h * l * l * d / (2 if causal else 1)
+            tf = lambda ms: flops / ms / 1e9
+            row = {"kernel": kid, "causal": causal, "B": b, "H": h, "L": l, "D": d}
+            for name, kern in loaded.items():
+                plan = launch(kern, q, k, v, o, scale, l)
+                row[f"tawa_{name}"] = tf(median_ms(plan))
+            q4, k4, v4 = (t.view(b, h, l, d) for t in (q, k, v))
+            for backend, key in ((SDPBackend.CUDNN_ATTENTION, "cudnn"), (SDPBackend.FLASH_ATTENTION, "fa2")):
+                try:
+                    with sdpa_kernel(backend):
+                        fn = lambda: torch.nn.functional.scaled_dot_product_attention(
+                            q4, k4, v4, is_causal=causal, scale=scale)
+                        fn()
+                        row[key] = tf(median_ms(fn))
+                except RuntimeError as err:
+                    row[key] = None
+                    print(f"note: {key} unavailable: {str(err).splitlines()[0]}")
+            descs = (TensorDescriptor.from_tensor(q, [128, d]), TensorDescriptor.from_tensor(k, [128, d]),
+                     TensorDescriptor.from_tensor(v, [128, d]), TensorDescriptor.from_tensor(o, [128, d]))
+            tri = lambda: src.attn_fwd[(l // 128, b * h)](*descs, scale, l, 128, 128, d, causal)
+            row["triton"] = tf(median_ms(tri))
+            rows.append(row)
+            print(json.dumps({k: (round(x, 1) if isinstance(x, float) else x) for k, x in row.items()}), flush=True)
+
+    def geo(xs):
+        xs = [x for x in xs if x]
+        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    lines = []
+    out = lambda text="": (print(text), lines.append(text))
+    configs = sorted({k for r in rows for k in r if k.startswith("tawa_")})
+    header = f"{'kernel':28} {'L':>6} " + " ".join(f"{c[5:]:>8}" for c in configs) + \
+        f" {'cuDNN':>7} {'FA2':>7} {'Triton':>7} {'/cuDNN':>7} {'/Triton':>7}"
+    out(f"Attention forward fp16, B={b} H={h} D={d}, {torch.cuda.get_device_name()}: TFLOP/s (medians);"
+        " ratios of tawa's default to cuDNN and to Triton on the same source")
+    out(header)
+    for r in rows:
+        t = r["tawa_default"]
+        out(f"{r['kernel']:28} {r['L']:>6} " + " ".join(f"{r[c]:8.1f}" for c in configs) +
+              f" {r['cudnn'] or 0:7.1f} {r['fa2'] or 0:7.1f} {r['triton']:7.1f}"
+              f" {t / r['cudnn'] if r['cudnn'] else float('nan'):7.3f} {t / r['triton']:7.3f}")
+    for causal in (False, True):
+        sel = [r for r in rows if r["causal"] == causal]
+        if not sel:
+            continue
+        tag = "causal" if causal else "non-causal"
+        out(f"geomean {tag}: tawa/cuDNN {geo([r['tawa_default'] / r['cudnn'] for r in sel if r['cudnn']]):.3f}, "
+              f"tawa/Triton {geo([r['tawa_default'] / r['triton'] for r in sel]):.3f}, "
+              f"tawa/FA2 {geo([r['tawa_default'] / r['fa2'] for r in sel if r['fa2']]):.3f}"
+              + (f", OPT/default {geo([r['tawa_OPT'] / r['tawa_default'] for r in sel]):.3f}"
+                 if "tawa_OPT" in sel[0] else ""))
+    if table_path:
+        with open(table_path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
+                       "rows": rows}, f, indent=1)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--manifest", default=os.path.join(HERE, "..", "..", "build-kernels", "attention.json"))
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--small", action="store_true", help="one small shape (for the sanitizers)")
+    ap.add_argument("--only", default="", help="comma-separated kernel ids or configs to keep")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--table", help="also write the summary table here")
+    ap.add_argument("--seed", type=int, default=None)
+    args = ap.parse_args()
+    manifest, base = kernels(args.manifest)
+    entries = manifest["kernels"]
+    if args.only:
+        keep = set(args.only.split(","))
+        entries = [e for e in entries if e["kernel"] in keep or e["config"] in keep or e["id"] in keep]
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    print(f"attention: seed {seed}, {len(entries)} kernels, tawac {manifest['tawac']} at {manifest['commit']}")
+    ok = True
+    if args.check:
+        ok &= check(entries, base, args.small, seed)
+    if args.bench:
+        ok &= bench(entries, base, args.json, args.table)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
