@@ -185,6 +185,10 @@ private:
                                  const Acc &acc, StringRef scaleD);
   LogicalResult emitProductIssueRS(Operation *op, const ARegTile &a, Value b,
                                    const Acc &acc, StringRef scaleD);
+  /// `[frags][k / mmaK][4]`, the shape of an a_reg array.
+  static std::string aRegShape(const ARegTile &a);
+  /// dst = src, register by register.
+  void emitARegCopy(const ARegTile &dst, const ARegTile &src);
   /// A conversion of an accumulator-layout tile to the a_reg layout.
   LogicalResult emitARegConversion(Operation *op);
   /// tt.reduce along the rows of an accumulator-layout tile.

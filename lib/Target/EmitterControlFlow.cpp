@@ -181,8 +181,21 @@ LogicalResult Emitter::assignYield(ValueRange yielded,
   // common), so read every operand into a temporary first.
   SmallVector<std::pair<std::string, std::string>> moves;
   SmallVector<std::pair<Reg, Reg>> arrayMoves;
+  SmallVector<std::pair<ARegTile, ARegTile>> aRegMoves;
   for (auto [i, v] : llvm::enumerate(yielded)) {
     Value target = targets[i];
+    if (auto carried = aRegs.find(target); carried != aRegs.end()) {
+      auto from = aRegs.find(v);
+      if (from == aRegs.end())
+        return error(op) << "a loop-carried register operand must be "
+                            "yielded a converted tile";
+      ARegTile tmp = from->second;
+      tmp.array = fresh("next");
+      line() << "uint32_t " << tmp.array << aRegShape(tmp) << ";\n";
+      emitARegCopy(tmp, from->second);
+      aRegMoves.push_back({carried->second, tmp});
+      continue;
+    }
     if (auto carried = regs.find(target); carried != regs.end()) {
       const Reg into = carried->second;
       FailureOr<Reg> tmp = declareReg(into.lay,
@@ -211,6 +224,8 @@ LogicalResult Emitter::assignYield(ValueRange yielded,
   }
   for (auto &[var, tmp] : moves)
     line() << var << " = " << tmp << ";\n";
+  for (auto &[into, tmp] : aRegMoves)
+    emitARegCopy(into, tmp);
   for (auto &[into, tmp] : arrayMoves) {
     emitRegLoops(into);
     line() << "    " << into.array << regIndex(into.lay) << " = " << tmp.array
@@ -244,6 +259,23 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
         if (failed(bindCarriedReg(init, arg, res, op, var)))
           return failure();
         vars.push_back(var);
+        continue;
+      }
+      if (lay == "a_reg") {
+        // A product's register A operand carried to the next iteration (P of
+        // a coarse-pipelined attention loop).
+        auto init_ = aRegs.find(init);
+        if (init_ == aRegs.end())
+          return error(op) << "a loop-carried register operand must start "
+                              "from a converted tile";
+        ARegTile carried = init_->second;
+        carried.array = fresh("carried");
+        line() << "uint32_t " << carried.array << aRegShape(carried)
+               << ";\n";
+        emitARegCopy(carried, init_->second);
+        aRegs[arg] = carried;
+        aRegs[res] = carried;
+        vars.push_back(carried.array);
         continue;
       }
       if (!lay.empty() && lay != "acc")
@@ -306,9 +338,60 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
 
 LogicalResult Emitter::emitIf(scf::IfOp op) {
   SmallVector<std::string> vars;
+  // Tensor results live in arrays declared before the if, which each branch
+  // fills from what it yields (a pipelined loop under a trip-count guard
+  // yields its accumulator and statistics this way).
+  SmallVector<Value> scalarResults;
+  SmallVector<std::pair<Value, Reg>> tensorResults;
+  SmallVector<std::pair<Value, Acc>> accResults;
   for (Value res : op.getResults()) {
-    if (isa<RankedTensorType>(res.getType()))
-      return error(op) << "tensor results of scf.if are not supported";
+    if (auto type = dyn_cast<RankedTensorType>(res.getType())) {
+      FailureOr<Lay> lay = layoutOf(res, op);
+      if (failed(lay))
+        return failure();
+      if (*lay == Lay::Acc && type.getElementType().isF32() &&
+          type.getRank() == 2) {
+        Acc acc{fresh("acc"), type.getShape()[0] / (64 * groups),
+                type.getShape()[1]};
+        line() << "float " << acc.name << "[" << acc.frags << "]["
+               << acc.cols / 2 << "];\n";
+        accResults.push_back({res, acc});
+        continue;
+      }
+      FailureOr<Reg> r = declareReg(*lay, type, op, "sel");
+      if (failed(r))
+        return failure();
+      tensorResults.push_back({res, *r});
+      continue;
+    }
+    scalarResults.push_back(res);
+  }
+  auto fillTensorResults = [&](scf::YieldOp yield) -> LogicalResult {
+    for (auto &[res, acc] : accResults) {
+      Value v = yield.getOperand(cast<OpResult>(res).getResultNumber());
+      FailureOr<std::string> x = at(v, Lay::Acc, yield);
+      if (failed(x))
+        return failure();
+      line() << "#pragma unroll\n";
+      line() << "for (int f = 0; f < " << acc.frags << "; ++f)\n";
+      line() << "#pragma unroll\n";
+      line() << "  for (int i = 0; i < " << acc.cols / 2 << "; ++i)\n";
+      line() << "    " << acc.name << "[f][i] = " << *x << ";\n";
+    }
+    for (auto &[res, r] : tensorResults)
+      if (failed(emitRegCopy(
+              r, yield.getOperand(cast<OpResult>(res).getResultNumber()),
+              yield)))
+        return failure();
+    return success();
+  };
+  auto scalarYields = [&](scf::YieldOp yield) {
+    SmallVector<Value> out;
+    for (Value res : scalarResults)
+      out.push_back(yield.getOperand(cast<OpResult>(res).getResultNumber()));
+    return out;
+  };
+  for (Value res : scalarResults) {
     FailureOr<std::string> type = scalarType(res.getType(), op.getLoc());
     if (failed(type))
       return failure();
@@ -332,8 +415,9 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
   ++indent;
   hoistedAccs = &hoisted;
   if (failed(emitBlock(*op.thenBlock())) ||
-      failed(
-          assignYield(op.thenYield().getOperands(), vars, op.getResults(), op)))
+      failed(fillTensorResults(op.thenYield())) ||
+      failed(assignYield(scalarYields(op.thenYield()), vars, scalarResults,
+                         op)))
     return failure();
   hoistedAccs = nullptr;
   --indent;
@@ -348,12 +432,17 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
     ++indent;
     reusableAccs = hoisted;
     if (failed(emitBlock(*op.elseBlock())) ||
-        failed(assignYield(op.elseYield().getOperands(), vars, op.getResults(),
+        failed(fillTensorResults(op.elseYield())) ||
+        failed(assignYield(scalarYields(op.elseYield()), vars, scalarResults,
                            op)))
       return failure();
     --indent;
   }
   line() << "}\n";
+  for (auto &[res, acc] : accResults)
+    accs[res] = acc;
+  for (auto &[res, r] : tensorResults)
+    regs[res] = r;
   return success();
 }
 

@@ -439,5 +439,23 @@ LogicalResult Emitter::emitARegConversion(Operation *op) {
   return success();
 }
 
+std::string Emitter::aRegShape(const ARegTile &a) {
+  int64_t mmaK = isa<Float8E4M3FNType>(a.elem) ? 32 : 16;
+  return "[" + std::to_string(a.frags) + "][" + std::to_string(a.k / mmaK) +
+         "][4]";
+}
+
+void Emitter::emitARegCopy(const ARegTile &dst, const ARegTile &src) {
+  int64_t mmaK = isa<Float8E4M3FNType>(src.elem) ? 32 : 16;
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << src.frags << "; ++f)\n";
+  line() << "#pragma unroll\n";
+  line() << "  for (int kk = 0; kk < " << src.k / mmaK << "; ++kk)\n";
+  line() << "#pragma unroll\n";
+  line() << "    for (int r = 0; r < 4; ++r)\n";
+  line() << "      " << dst.array << "[f][kk][r] = " << src.array
+         << "[f][kk][r];\n";
+}
+
 } // namespace cuda
 } // namespace tawa

@@ -94,14 +94,17 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
       emitDeferredFlush(/*all=*/false);
     return success();
   }
-  FailureOr<Acc> acc = accOf(op.getC(), op);
+  // A product restarted from zero (attention's S = Q K^T) does not
+  // materialize the zeros: its first K step runs with scale-d 0.
+  bool fromZero = !accs.count(op.getC()) && isZeroSplat(op.getC());
+  FailureOr<Acc> acc = accOf(op.getC(), op, /*fill=*/!fromZero);
   if (failed(acc))
     return failure();
   if (auto fused = fusedProducts.find(op); fused != fusedProducts.end())
     if (emitFusedProducts(op, fused->second, *acc))
       return success();
   auto lazy = lazyZero.find(acc->name);
-  std::string scaleD = "1";
+  std::string scaleD = fromZero ? "kk > 0 ? 1 : 0" : "1";
   if (lazy != lazyZero.end())
     scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
   if (failed(emitProductIssue(op, op.getA(), op.getB(), *acc, scaleD)))

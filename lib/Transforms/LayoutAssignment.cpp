@@ -136,12 +136,31 @@ private:
       set(v, known, at);
   }
 
+  /// Whether `v` is a product's A operand, directly or as a loop-carried
+  /// value (a pipelined loop carries P to the next iteration's P V).
   bool feedsDotA(Value v) {
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if ((isa<tt::DotOp>(user) || isa<tawa::DotAsyncOp>(user)) &&
-          use.getOperandNumber() == 0)
-        return true;
+    llvm::SmallPtrSet<void *, 8> seen;
+    SmallVector<Value> work{v};
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      if (!seen.insert(x.getAsOpaquePointer()).second)
+        continue;
+      for (OpOperand &use : x.getUses()) {
+        Operation *user = use.getOwner();
+        if ((isa<tt::DotOp>(user) || isa<tawa::DotAsyncOp>(user)) &&
+            use.getOperandNumber() == 0)
+          return true;
+        if (auto forOp = dyn_cast<scf::ForOp>(user)) {
+          if (use.getOperandNumber() >= forOp.getNumControlOperands())
+            work.push_back(forOp.getRegionIterArgs()[use.getOperandNumber() -
+                                                     forOp.getNumControlOperands()]);
+        } else if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+          if (auto forOp = dyn_cast<scf::ForOp>(yield->getParentOp())) {
+            work.push_back(forOp.getRegionIterArgs()[use.getOperandNumber()]);
+            work.push_back(forOp.getResult(use.getOperandNumber()));
+          }
+        }
+      }
     }
     return false;
   }
@@ -183,6 +202,16 @@ private:
         tie({forOp.getInitArgs()[i], forOp.getRegionIterArgs()[i],
              forOp.getYieldedValues()[i], forOp.getResult(i)},
             op);
+      return;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      for (unsigned i = 0; i < ifOp.getNumResults(); ++i) {
+        SmallVector<Value> tied{ifOp.getResult(i),
+                                ifOp.thenYield().getOperand(i)};
+        if (!ifOp.getElseRegion().empty())
+          tied.push_back(ifOp.elseYield().getOperand(i));
+        tie(tied, op);
+      }
       return;
     }
     if (auto store = dyn_cast<tt::DescriptorStoreOp>(op)) {

@@ -54,6 +54,8 @@ void addWarpSpecializationPasses(OpPassManager &pm,
     funcPm.addPass(createOptimalSchedule());
   funcPm.addPass(createLoopDistribution(distribution));
   funcPm.addPass(createMmaPipeline(pipeline));
+  if (options.coarsePipeline)
+    funcPm.addPass(createCoarsePipeline());
   funcPm.addPass(createPipelineExpansion());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -48,11 +48,14 @@ FailureOr<Value> placeholder(OpBuilder &b, Location loc, Type type) {
 
 class Expander {
 public:
-  explicit Expander(scf::ForOp forOp) : forOp(forOp) {}
+  explicit Expander(scf::ForOp forOp)
+      : forOp(forOp), peel(forOp->hasAttr(kPeelAttr)) {}
   LogicalResult run();
 
 private:
   LogicalResult analyze();
+  /// The peeled form (kPeelAttr): two stages, ordered by kOrderAttr.
+  LogicalResult runPeeled();
   /// Clones the late-stage operations of body positions [begin, end) that
   /// belong to stages for which `wanted(stage)` holds, under guards.
   void cloneStageRuns(OpBuilder &b, llvm::function_ref<bool(int64_t)> wanted,
@@ -60,6 +63,7 @@ private:
                       llvm::function_ref<void(IRMapping &, int64_t)> bind);
 
   scf::ForOp forOp;
+  bool peel;
   int64_t numStages = 1;
   /// Stage-0 values (loop-carried or computed) read by later stages, with the
   /// largest lag at which they are read.
@@ -77,7 +81,9 @@ LogicalResult Expander::analyze() {
       continue;
     for (Operation *user : op.getUsers()) {
       Operation *inBody = body->findAncestorOpInBlock(*user);
-      if (!inBody || stageOf(inBody) != s || isa<scf::YieldOp>(inBody))
+      // Peeled, a late stage's results may also be loop-carried.
+      if (!inBody ||
+          (isa<scf::YieldOp>(inBody) ? !peel : stageOf(inBody) != s))
         return emitError(getUserLocation(op.getLoc()))
                << "a value computed in pipeline stage " << s
                << " is used outside that stage, which the expander does not "
@@ -150,6 +156,8 @@ void Expander::cloneStageRuns(
 LogicalResult Expander::run() {
   if (failed(analyze()))
     return failure();
+  if (peel)
+    return runPeeled();
   Block *body = forOp.getBody();
   auto yield = cast<scf::YieldOp>(body->getTerminator());
   Location loc = forOp.getLoc();
@@ -280,6 +288,165 @@ LogicalResult Expander::run() {
 
   for (unsigned i = 0; i < numOrig; ++i)
     forOp.getResult(i).replaceAllUsesWith(results[i]);
+  forOp.erase();
+  return success();
+}
+
+/// The operation's place in the expanded body (kOrderAttr), else its stage.
+int64_t orderOf(Operation *op) {
+  auto attr = op->getAttrOfType<IntegerAttr>(kOrderAttr);
+  return attr ? attr.getInt() : stageOf(op);
+}
+
+/// Peeled expansion of a two-stage loop of N iterations:
+///
+///   if (N > 0) {
+///     stage 0 of iteration 0
+///     for k = 1 .. N-1: the body's operations by (order, position), stage 0
+///                       for iteration k, stage 1 for iteration k - 1
+///     stage 1 of iteration N - 1
+///   }
+///
+/// Loop-carried values yielded by stage 0 hold iteration k - 1's result at
+/// the top of iteration k, those yielded by stage 1 iteration k - 2's; the
+/// stage-0 values stage 1 reads (and loop-carried values yielded by stage
+/// 0 that stage 1 reads) travel one iteration in shift registers. Waits for
+/// products in the peeled parts retire every product in flight.
+LogicalResult Expander::runPeeled() {
+  if (numStages != 2)
+    return emitError(getUserLocation(forOp.getLoc()))
+           << "a peeled pipeline needs exactly two stages, not " << numStages;
+  Block *body = forOp.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  Location loc = forOp.getLoc();
+  OpBuilder b(forOp);
+  Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(),
+        step = forOp.getStep();
+  Type ivType = forOp.getInductionVar().getType();
+  auto cst = [&](OpBuilder &builder, int64_t v) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getIntegerAttr(ivType, v));
+  };
+  unsigned numOrig = forOp.getNumRegionIterArgs();
+  auto lateYield = [&](unsigned i) {
+    Operation *def = yield.getOperand(i).getDefiningOp();
+    return def && def->getBlock() == body && stageOf(def) == 1;
+  };
+  // Loop-carried values stage 1 keeps up to date are current for it: no
+  // shift register.
+  SmallVector<Value> shifted;
+  for (auto [v, lag] : lagged) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == body && lateYield(arg.getArgNumber() - 1))
+      continue;
+    shifted.push_back(v);
+  }
+  for (Operation &op : body->without_terminator())
+    if (stageOf(&op) == 0)
+      for (Value operand : op.getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(operand);
+            arg && arg.getOwner() == body && arg.getArgNumber() > 0 &&
+            lateYield(arg.getArgNumber() - 1))
+          return op.emitOpError("reads a value that stage 1 carries; stage 0 "
+                                "would see it one iteration late");
+
+  auto strip = [](Operation *clone) {
+    clone->removeAttr(kStageAttr);
+    clone->removeAttr(kOrderAttr);
+    return clone;
+  };
+  auto retireAll = [](Operation *clone) {
+    if (auto wait = dyn_cast<tawa::DotWaitOp>(clone))
+      wait.setPendings(0);
+  };
+
+  // trip = max(0, ceildiv(ub - lb, step)); everything runs under trip > 0.
+  Value span = arith::SubIOp::create(b, loc, ub, lb);
+  Value trip = arith::CeilDivSIOp::create(b, loc, span, step);
+  trip = arith::MaxSIOp::create(b, loc, trip, cst(b, 0));
+  Value any =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trip, cst(b, 0));
+  auto guard = scf::IfOp::create(b, loc, forOp.getResultTypes(), any,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder eb = OpBuilder::atBlockBegin(guard.elseBlock());
+    scf::YieldOp::create(eb, loc, forOp.getInitArgs());
+  }
+  OpBuilder tb = OpBuilder::atBlockBegin(guard.thenBlock());
+
+  // Stage 0 of iteration 0.
+  IRMapping pro;
+  pro.map(forOp.getInductionVar(), lb);
+  for (auto [arg, init] :
+       llvm::zip(forOp.getRegionIterArgs(), forOp.getInitArgs()))
+    pro.map(arg, init);
+  for (Operation &op : body->without_terminator())
+    if (stageOf(&op) == 0)
+      retireAll(strip(tb.clone(op, pro)));
+
+  SmallVector<Value> inits;
+  for (unsigned i = 0; i < numOrig; ++i)
+    inits.push_back(lateYield(i) ? forOp.getInitArgs()[i]
+                                 : pro.lookupOrDefault(yield.getOperand(i)));
+  for (Value v : shifted)
+    inits.push_back(pro.lookupOrDefault(v));
+  Value second = arith::AddIOp::create(tb, loc, lb, step);
+  auto newFor = scf::ForOp::create(tb, loc, second, ub, step, inits);
+  for (NamedAttribute attr : forOp->getDiscardableAttrs())
+    if (attr.getName() != kNumStagesAttr && attr.getName() != kPeelAttr)
+      newFor->setAttr(attr.getName(), attr.getValue());
+  Block *newBody = newFor.getBody();
+  if (!newBody->empty())
+    newBody->getTerminator()->erase();
+  OpBuilder nb = OpBuilder::atBlockEnd(newBody);
+  Value iv = newFor.getInductionVar();
+  IRMapping early, late;
+  early.map(forOp.getInductionVar(), iv);
+  late.map(forOp.getInductionVar(), arith::SubIOp::create(nb, loc, iv, step));
+  for (unsigned i = 0; i < numOrig; ++i) {
+    early.map(forOp.getRegionIterArgs()[i], newFor.getRegionIterArgs()[i]);
+    late.map(forOp.getRegionIterArgs()[i], newFor.getRegionIterArgs()[i]);
+  }
+  for (auto [j, v] : llvm::enumerate(shifted))
+    late.map(v, newFor.getRegionIterArgs()[numOrig + j]);
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body->without_terminator())
+    ordered.push_back(&op);
+  llvm::stable_sort(ordered, [](Operation *x, Operation *y) {
+    return orderOf(x) < orderOf(y);
+  });
+  for (Operation *op : ordered)
+    strip(nb.clone(*op, stageOf(op) == 0 ? early : late));
+  SmallVector<Value> yields;
+  for (unsigned i = 0; i < numOrig; ++i)
+    yields.push_back((lateYield(i) ? late : early)
+                         .lookupOrDefault(yield.getOperand(i)));
+  for (Value v : shifted)
+    yields.push_back(early.lookupOrDefault(v));
+  scf::YieldOp::create(nb, loc, yields);
+
+  // Stage 1 of iteration N - 1.
+  IRMapping epi;
+  Value lastIv = arith::AddIOp::create(
+      tb, loc, lb,
+      arith::MulIOp::create(tb, loc, arith::SubIOp::create(tb, loc, trip,
+                                                           cst(tb, 1)),
+                            step));
+  epi.map(forOp.getInductionVar(), lastIv);
+  for (unsigned i = 0; i < numOrig; ++i)
+    epi.map(forOp.getRegionIterArgs()[i], newFor.getResult(i));
+  for (auto [j, v] : llvm::enumerate(shifted))
+    epi.map(v, newFor.getResult(numOrig + j));
+  for (Operation &op : body->without_terminator())
+    if (stageOf(&op) == 1)
+      retireAll(strip(tb.clone(op, epi)));
+  SmallVector<Value> results;
+  for (unsigned i = 0; i < numOrig; ++i)
+    results.push_back(lateYield(i) ? epi.lookupOrDefault(yield.getOperand(i))
+                                   : newFor.getResult(i));
+  scf::YieldOp::create(tb, loc, results);
+
+  forOp.replaceAllUsesWith(guard.getResults());
   forOp.erase();
   return success();
 }

@@ -30,6 +30,17 @@ inline constexpr llvm::StringLiteral kIterArgPartitionsAttr =
 inline constexpr llvm::StringLiteral kStageAttr = "tawa.stage";
 /// `i32` on a loop: the number of pipeline stages of its body.
 inline constexpr llvm::StringLiteral kNumStagesAttr = "tawa.num_stages";
+/// `i64` on an operation of a loop body: its place in the expanded loop's
+/// body, which runs operations by (order, position) whatever their stage
+/// (-tawa-coarse-pipeline: the next block's scores issued before this
+/// block's update).
+inline constexpr llvm::StringLiteral kOrderAttr = "tawa.order";
+/// Unit attribute on a loop: PipelineExpansion peels the first iteration's
+/// early stages before the loop and the last iteration's late stages after
+/// it, under a guard that the loop runs at all, instead of guarding late
+/// stages inside the loop (their results, such as an accumulator, may then
+/// be loop-carried).
+inline constexpr llvm::StringLiteral kPeelAttr = "tawa.pipeline_peel";
 
 /// Unit attribute on a tawa.warp_specialize whose consumer partitions take
 /// alternate tiles (ping-pong): each ring slot is released by one of them.

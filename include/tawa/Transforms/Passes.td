@@ -226,6 +226,21 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
   ];
 }
 
+def CoarsePipeline : Pass<"tawa-coarse-pipeline", "::tawa::tt::FuncOp"> {
+  let summary = "schedule the coarse-grained pipeline of attention-shaped loops (Tawa Algorithm 1)";
+  let description = [{
+    In a consumer loop with a product T restarted every iteration (S = Q K^T),
+    CUDA-core code C reading it (softmax) and a second product U accumulating
+    into a loop-carried value from C's result (O += P V): T and U become
+    `tawa.dot_async` + `tawa.dot_wait`; U, the ring get of its B operand and
+    whatever depends on its accumulator or that ring's counter go to stage 1,
+    the rest to stage 0; `tawa.order` interleaves them as issue T_{j+1}, issue
+    U_j, wait T_{j+1}, C_{j+1}, wait U_j; the loop gets `tawa.pipeline_peel`.
+    `-tawa-pipeline-expand` realizes it. Other loops are left alone.
+  }];
+  let dependentDialects = ["::tawa::TawaDialect"];
+}
+
 def PipelineExpansion : Pass<"tawa-pipeline-expand", "::tawa::tt::FuncOp"> {
   let summary = "realize the stage annotations of a loop as a software pipeline";
   let description = [{

@@ -47,6 +47,10 @@ struct WarpSpecializationOptions {
   /// tile rows (-tawa-tile-swizzle, guarded at run time); 1 keeps the
   /// user's order.
   int64_t tileSwizzle = 8;
+  /// Pipeline attention-shaped loops at coarse grain (-tawa-coarse-pipeline,
+  /// Tawa Algorithm 1): the next block's scores issued before this block's
+  /// softmax completes.
+  bool coarsePipeline = true;
 };
 
 /// The supported-subset check (module level).
