@@ -63,9 +63,14 @@ def make_inputs(b, h, l, d, dtype, gen):
 
 
 def reference(q, k, v, b, h, l, d, scale, causal):
+    """SDPA in float32 on PyTorch's math backend (plain matmuls and softmax:
+    its fused float32 kernels race under compute-sanitizer's racecheck, which
+    would hide tawa's kernel's verdict)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     view = lambda t: t.float().view(b, h, l, d)
-    out = torch.nn.functional.scaled_dot_product_attention(
-        view(q), view(k), view(v), is_causal=causal, scale=scale)
+    with sdpa_kernel(SDPBackend.MATH):
+        out = torch.nn.functional.scaled_dot_product_attention(
+            view(q), view(k), view(v), is_causal=causal, scale=scale)
     return out.reshape(b * h * l, d)
 
 

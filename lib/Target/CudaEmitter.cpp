@@ -8,6 +8,8 @@
 
 #include "Emitter.h"
 
+#include "tawa/Transforms/Partition.h"
+
 using namespace mlir;
 
 namespace tawa {
@@ -102,8 +104,29 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
                << " not stored yet\n";
       }
     }
+    // Cooperative groups that take turns issuing products: group 1 passes
+    // the first turn to group 0, and group 0 takes the turn group 1 passes
+    // after its last products, so no named barrier is left half-arrived.
+    issueTurns = !pingpong && groups == 2 &&
+                 op.getPartitions()[p]
+                     .walk([](DotAsyncOp dot) {
+                       return dot->hasAttr(kIssueTurnAttr)
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+    if (issueTurns)
+      line() << "if (cg == 1)\n"
+             << std::string(2 * indent, ' ')
+             << "  namedBarrierArrive(kIssueTurnBarrier + 0, 2 * "
+                "kWarpGroupThreads);\n";
     if (failed(emitBlock(op.getPartitions()[p].front())))
       return failure();
+    if (issueTurns)
+      line() << "if (cg == 0)\n"
+             << std::string(2 * indent, ' ')
+             << "  namedBarrierSync(kIssueTurnBarrier + 0, 2 * "
+                "kWarpGroupThreads);\n";
     if (deferredEpi)
       emitDeferredFlush(/*all=*/true);
     --indent;

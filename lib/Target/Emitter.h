@@ -296,6 +296,12 @@ private:
   MBarrierWaitOp lastProducerWait;
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
+  /// The issue turn of cooperative consumer groups (kIssueTurnAttr): whether
+  /// this group holds it at the point being emitted, and whether the kernel
+  /// takes turns at all.
+  bool turnHeld = false;
+  bool issueTurns = false;
+  static bool passesTurnAfter(DotAsyncOp op);
   /// The deferred epilogue (CudaEmitOptions::epilogueOverlap) where it
   /// applies: the last `deferred` boxes of each fragment's store stay in
   /// registers (`pendC`, packed) and are staged one per product issued in

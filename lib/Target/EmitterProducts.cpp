@@ -7,6 +7,8 @@
 
 #include "Emitter.h"
 
+#include "tawa/Transforms/Partition.h"
+
 using namespace mlir;
 
 namespace tawa {
@@ -107,8 +109,21 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   std::string scaleD = fromZero ? "kk > 0 ? 1 : 0" : "1";
   if (lazy != lazyZero.end())
     scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
+  bool turn = op->hasAttr(kIssueTurnAttr) && groups == 2;
+  if (turn && !turnHeld) {
+    // Wait until the other group has issued its products (the first turn
+    // is group 0's: group 1 passes it at the start).
+    line() << "namedBarrierSync(kIssueTurnBarrier + cg, 2 * "
+              "kWarpGroupThreads); // this group's turn to issue\n";
+    turnHeld = true;
+  }
   if (failed(emitProductIssue(op, op.getA(), op.getB(), *acc, scaleD)))
     return failure();
+  if (turn && passesTurnAfter(op)) {
+    line() << "namedBarrierArrive(kIssueTurnBarrier + 1 - cg, 2 * "
+              "kWarpGroupThreads); // the other group's turn\n";
+    turnHeld = false;
+  }
   if (lazy != lazyZero.end())
     line() << lazy->second << " = true;\n";
   // After the last product a loop iteration issues: the tensor cores have
@@ -279,6 +294,18 @@ LogicalResult Emitter::emitDot(tt::DotOp op) {
   line() << "  fenceFragment(" << acc.name << "[f]);\n";
   accs[op.getD()] = acc;
   return success();
+}
+
+/// A run of turn-taking products ends at this one when no other follows it
+/// in its block before a wait or a nested region.
+bool Emitter::passesTurnAfter(DotAsyncOp op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (auto dot = dyn_cast<DotAsyncOp>(next))
+      return !dot->hasAttr(kIssueTurnAttr);
+    if (isa<DotWaitOp>(next) || next->getNumRegions())
+      return true;
+  }
+  return true;
 }
 
 bool Emitter::isLastProduct(DotAsyncOp op) {

@@ -73,6 +73,22 @@ bool dependsOn(Operation *op, Value v, Block *body) {
   return forwardSlice(body, {v}).contains(op);
 }
 
+/// Warp groups of the (cooperative) consumer partition around `op`; 0 where
+/// it is not in one.
+int64_t cooperativeGroups(Operation *op) {
+  for (Region *region = op->getParentRegion(); region;
+       region = region->getParentRegion()) {
+    auto ws = dyn_cast<tawa::WarpSpecializeOp>(region->getParentOp());
+    if (!ws)
+      continue;
+    unsigned index = region->getRegionNumber();
+    if (index == 0 || ws->hasAttr(kPingPongAttr))
+      return 0;
+    return ws.getWarps()[index] / 4;
+  }
+  return 0;
+}
+
 /// Annotates `forOp` if it has Algorithm 1's shape; returns whether it did.
 bool annotate(scf::ForOp forOp) {
   Block *body = forOp.getBody();
@@ -164,6 +180,14 @@ bool annotate(scf::ForOp forOp) {
   late.insert(uWait);
 
   MLIRContext *ctx = forOp.getContext();
+  // Two cooperative consumer groups take turns issuing their products
+  // (FlashAttention-3's ping-pong: one group's softmax runs under the other
+  // group's products); the emitter brackets each run of marked products
+  // with the groups' named barriers.
+  if (cooperativeGroups(forOp) == 2) {
+    tIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
+    uIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
+  }
   auto i64 = [&](int64_t v) { return IntegerAttr::get(IntegerType::get(ctx, 64), v); };
   bool pastT = false, pastU = false;
   for (Operation &op : body->without_terminator()) {

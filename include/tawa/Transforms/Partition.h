@@ -41,6 +41,11 @@ inline constexpr llvm::StringLiteral kOrderAttr = "tawa.order";
 /// stages inside the loop (their results, such as an accumulator, may then
 /// be loop-carried).
 inline constexpr llvm::StringLiteral kPeelAttr = "tawa.pipeline_peel";
+/// Unit attribute on a tawa.dot_async: the cooperative consumer groups take
+/// turns issuing such products (FlashAttention-3's warp-group ping-pong): a
+/// group waits for its turn before the first of a run of them and passes the
+/// turn after the last, through two named barriers (CUDA emission).
+inline constexpr llvm::StringLiteral kIssueTurnAttr = "tawa.issue_turn";
 
 /// Unit attribute on a tawa.warp_specialize whose consumer partitions take
 /// alternate tiles (ping-pong): each ring slot is released by one of them.

@@ -5,6 +5,11 @@
 namespace tawa::device {
 
 constexpr int kWarpGroupThreads = 128;
+/// Named barriers of generated kernels: 0 is __syncthreads, 1 + g consumer
+/// group g's epilogue; kIssueTurnBarrier + g is the turn of cooperative
+/// group g to issue its products (warp-group ping-pong: two groups take
+/// turns, each waiting on its own barrier for the other's arrival).
+constexpr int kIssueTurnBarrier = 8;
 
 /// Index of the calling thread's warp group, uniform across the warp group
 /// (the shuffle keeps the compiler from treating it as divergent).
