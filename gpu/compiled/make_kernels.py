@@ -118,7 +118,11 @@ ATTENTION = {
     "examples/attn_fwd_fp16": (os.path.join(EXAMPLES, "attn_fwd_fp16.ttir"), False),
     "examples/attn_fwd_fp16_causal": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal.ttir"), True),
 }
-ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"])]
+# The default, the optimal schedule, and the ablation: no warp-group
+# ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE).
+ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
+                     ("NOTURN", ["--issue-turns=false"]),
+                     ("NOCOARSE", ["--coarse-pipeline=false"])]
 
 
 def attention_jobs():

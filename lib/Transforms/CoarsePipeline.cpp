@@ -90,7 +90,7 @@ int64_t cooperativeGroups(Operation *op) {
 }
 
 /// Annotates `forOp` if it has Algorithm 1's shape; returns whether it did.
-bool annotate(scf::ForOp forOp) {
+bool annotate(scf::ForOp forOp, bool issueTurns) {
   Block *body = forOp.getBody();
   SmallVector<tt::DotOp> dots(body->getOps<tt::DotOp>());
   if (dots.size() != 2)
@@ -184,7 +184,7 @@ bool annotate(scf::ForOp forOp) {
   // (FlashAttention-3's ping-pong: one group's softmax runs under the other
   // group's products); the emitter brackets each run of marked products
   // with the groups' named barriers.
-  if (cooperativeGroups(forOp) == 2) {
+  if (issueTurns && cooperativeGroups(forOp) == 2) {
     tIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
     uIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
   }
@@ -208,6 +208,7 @@ bool annotate(scf::ForOp forOp) {
 }
 
 struct CoarsePipeline : public tawa::impl::CoarsePipelineBase<CoarsePipeline> {
+  using CoarsePipelineBase::CoarsePipelineBase;
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](tawa::WarpSpecializeOp ws) {
@@ -215,7 +216,7 @@ struct CoarsePipeline : public tawa::impl::CoarsePipelineBase<CoarsePipeline> {
         partition.walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
     });
     for (scf::ForOp forOp : loops)
-      annotate(forOp);
+      annotate(forOp, issueTurns);
   }
 };
 

@@ -54,8 +54,11 @@ void addWarpSpecializationPasses(OpPassManager &pm,
     funcPm.addPass(createOptimalSchedule());
   funcPm.addPass(createLoopDistribution(distribution));
   funcPm.addPass(createMmaPipeline(pipeline));
-  if (options.coarsePipeline)
-    funcPm.addPass(createCoarsePipeline());
+  if (options.coarsePipeline) {
+    CoarsePipelineOptions coarse;
+    coarse.issueTurns = options.issueTurns;
+    funcPm.addPass(createCoarsePipeline(coarse));
+  }
   funcPm.addPass(createPipelineExpansion());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -167,6 +167,22 @@ cl::opt<cl::boolOrDefault> pingpong(
              "and --pair-programs did not pair them)"),
     cl::cat(tawacCategory));
 
+cl::opt<bool> coarsePipeline(
+    "coarse-pipeline",
+    cl::desc("Pipeline attention-shaped loops at coarse grain (Tawa "
+             "Algorithm 1): the next key block's scores are issued before "
+             "this block's softmax and its update of the output run "
+             "(default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
+cl::opt<bool> issueTurns(
+    "issue-turns",
+    cl::desc("With --coarse-pipeline, two cooperative consumer warp groups "
+             "take turns issuing their products, so that one group's "
+             "softmax runs under the other's (warp-group ping-pong, named "
+             "barriers; default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<tawa::WarpSpecializationOptions::Schedule> schedule(
     "schedule", cl::desc("Where the main loop's pipeline comes from:"),
     cl::init(tawa::WarpSpecializationOptions::Schedule::Heuristic),
@@ -360,6 +376,8 @@ int main(int argc, char **argv) {
     options.warpSpecialization.pairPrograms = pairing;
     options.warpSpecialization.tileSwizzle = tileSwizzle;
     options.warpSpecialization.schedule = schedule;
+    options.warpSpecialization.coarsePipeline = coarsePipeline;
+    options.warpSpecialization.issueTurns = issueTurns;
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
     options.warpSpecialization.pingpong =

@@ -237,8 +237,18 @@ def CoarsePipeline : Pass<"tawa-coarse-pipeline", "::tawa::tt::FuncOp"> {
     the rest to stage 0; `tawa.order` interleaves them as issue T_{j+1}, issue
     U_j, wait T_{j+1}, C_{j+1}, wait U_j; the loop gets `tawa.pipeline_peel`.
     `-tawa-pipeline-expand` realizes it. Other loops are left alone.
+
+    Where the loop runs in a consumer partition of two cooperative warp
+    groups, both products get `tawa.issue_turn`: the groups take turns
+    issuing them (FlashAttention-3's ping-pong, realized by CUDA emission
+    with named barriers), so one group's softmax runs under the other's
+    products.
   }];
   let dependentDialects = ["::tawa::TawaDialect"];
+  let options = [
+    Option<"issueTurns", "issue-turns", "bool", /*default=*/"true",
+           "let two cooperative consumer groups take turns issuing products">
+  ];
 }
 
 def PipelineExpansion : Pass<"tawa-pipeline-expand", "::tawa::tt::FuncOp"> {

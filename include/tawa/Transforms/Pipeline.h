@@ -51,6 +51,9 @@ struct WarpSpecializationOptions {
   /// Tawa Algorithm 1): the next block's scores issued before this block's
   /// softmax completes.
   bool coarsePipeline = true;
+  /// Two cooperative consumer groups take turns issuing a coarse-pipelined
+  /// loop's products (warp-group ping-pong).
+  bool issueTurns = true;
 };
 
 /// The supported-subset check (module level).
