@@ -142,7 +142,12 @@ private:
         for (auto &[w, wr] : writers[r.tensor])
           if (w != static_cast<int>(t) && overlaps(r, *wr))
             ws.push_back(w);
-        std::sort(ws.begin(), ws.end());
+        // By (op, tile), not by id: renumbering (linearize) must not change
+        // the values, so that every form of a graph has the same digest.
+        std::sort(ws.begin(), ws.end(), [&](int a, int b) {
+          return std::make_pair(g.tasks[a].op, g.tasks[a].tile) <
+                 std::make_pair(g.tasks[b].op, g.tasks[b].tile);
+        });
         uint64_t h = hashString(g.tensors[r.tensor].name);
         for (const Interval &iv : r.box)
           h = mix(mix(h, static_cast<uint64_t>(iv.begin)),
@@ -395,7 +400,15 @@ private:
         ++shown;
         os << "\n  " << g.describeTask(static_cast<int>(t));
         if (launched[t]) {
-          os << " launched, queued behind an unfinished task on its worker";
+          os << " launched";
+          for (unsigned w = 0; w < o.workers; ++w) {
+            auto it = std::find(queue[w].begin(), queue[w].end(),
+                                static_cast<int>(t));
+            if (it != queue[w].end() && head[w] < queue[w].size() &&
+                queue[w][head[w]] != static_cast<int>(t))
+              os << ", queued on worker " << w << " behind "
+                 << g.describeTask(queue[w][head[w]]);
+          }
           continue;
         }
         os << " never launched; waits on";

@@ -48,7 +48,7 @@ public:
 
   bool fail(const std::string &message) {
     if (error.empty())
-      error = source + ":" + std::to_string(lineNo) + ": " + message;
+      error = source + ": line " + std::to_string(lineNo) + ": " + message;
     return false;
   }
 

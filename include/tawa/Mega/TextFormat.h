@@ -29,7 +29,7 @@ void printGraph(const TGraph &g, std::ostream &os);
 std::string printGraph(const TGraph &g);
 
 /// Parses the text form. Syntax and reference errors (an unknown tensor, an
-/// id out of order) set `error` to "SOURCE:LINE: message" and return false.
+/// id out of order) set `error` to "SOURCE: line N: message" and return false.
 /// The structural invariants are the verifier's (verifyGraph).
 bool parseGraph(const std::string &text, const std::string &source, TGraph &g,
                 std::string &error);
