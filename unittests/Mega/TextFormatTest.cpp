@@ -28,8 +28,9 @@ TEST(TextFormat, PrintParsePrintIsAFixedPointAtEveryStage) {
   std::string error;
   std::vector<const PassInfo *> pipeline = planPipeline();
   for (size_t i = 0; i <= pipeline.size(); ++i) {
-    if (i > 0)
+    if (i > 0) {
       ASSERT_TRUE(pipeline[i - 1]->run(g, error)) << error;
+    }
     std::string text = printGraph(g);
     TGraph parsed;
     ASSERT_TRUE(parseGraph(text, "stage", parsed, error)) << error;
