@@ -25,5 +25,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.tawa_tools_dir, config.llvm_tools_dir]
-tools = ["tawa-opt", "tawac", "tawa-sched", "tawa-check", "tawa-fuzz-replay"]
+tools = ["tawa-opt", "tawac", "tawa-sched", "tawa-check", "tawa-fuzz-replay", "tawa-mega"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

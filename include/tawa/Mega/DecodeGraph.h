@@ -1,0 +1,47 @@
+//===- DecodeGraph.h - one decode step of a decoder LLM as tasks -*- C++
+//-*-===//
+//
+// Builds the tiles-form tGraph of one decode step (docs/MEGAKERNEL.md, "The
+// graph"): the operators of a Qwen3 / Llama decoder, each split along its
+// output into tiles sized for one SM, each tile a task with the boxes it reads
+// and writes. Dependencies are left to the tile-level analysis.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TAWA_MEGA_DECODEGRAPH_H
+#define TAWA_MEGA_DECODEGRAPH_H
+
+#include "tawa/Mega/ModelConfig.h"
+#include "tawa/Mega/TGraph.h"
+
+namespace tawa::mega {
+
+/// Granularity of a tile's output columns: the TMA box and wgmma N unit.
+constexpr int64_t kColumnGranule = 64;
+/// Rows of a linear tile: one wgmma M group of 64 rows covers a decode batch
+/// of up to 64 requests, so decode linears split only their columns.
+constexpr int64_t kRowTile = 64;
+/// Shortest KV chunk a decode attention task takes when the sequence is split.
+constexpr int64_t kMinKvChunk = 256;
+
+/// The column width of a tile of an operator with `columns` output columns
+/// and `rowTiles` row tiles: the narrowest multiple of kColumnGranule that
+/// keeps the task count at or below `sms` (so that every weight element is
+/// read by one SM and the tiles of one operator fill the machine once).
+int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms);
+
+/// Number of sequence chunks a decode attention task row is split into:
+/// enough to give each SM a task when batch * kvHeads is small, never chunks
+/// shorter than kMinKvChunk; 1 means no split (and no merge task).
+int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads, int sms);
+
+/// Checks the options (batch in [1, 4096], maxSeq in [1, 1 << 20], sms in
+/// [1, 1024]); returns false and sets `error` otherwise.
+bool checkPlanOptions(const PlanOptions &options, std::string &error);
+
+/// The tiles-form graph of one decode step.
+TGraph buildDecodeGraph(const ModelConfig &config, const PlanOptions &options);
+
+} // namespace tawa::mega
+
+#endif // TAWA_MEGA_DECODEGRAPH_H

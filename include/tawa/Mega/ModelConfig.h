@@ -1,0 +1,50 @@
+//===- ModelConfig.h - decoder LLM shapes from a config.json ----*- C++ -*-===//
+//
+// The fields of a Hugging Face `config.json` that shape one decode step of a
+// Qwen3 or Llama decoder, and the options of the step (batch, maximum
+// sequence length, SM count) the tGraph is planned for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TAWA_MEGA_MODELCONFIG_H
+#define TAWA_MEGA_MODELCONFIG_H
+
+#include <cstdint>
+#include <string>
+
+namespace tawa::mega {
+
+struct ModelConfig {
+  std::string modelType; ///< "qwen3" or "llama"
+  int64_t hiddenSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headDim = 0; ///< hidden_size / num_attention_heads when absent
+  int64_t intermediateSize = 0;
+  int64_t vocabSize = 0;
+  double ropeTheta = 10000.0;
+  double rmsNormEps = 1e-6;
+  bool tieWordEmbeddings = false;
+  /// Qwen3 normalizes each q and k head (q_norm, k_norm); Llama does not.
+  bool qkNorm = false;
+};
+
+/// Reads a config from JSON text. On error returns false and sets `error`
+/// ("config.json: missing 'hidden_size'", with the line of a syntax error).
+bool parseModelConfig(const std::string &jsonText, const std::string &source,
+                      ModelConfig &config, std::string &error);
+
+/// Reads a config from a file.
+bool loadModelConfig(const std::string &path, ModelConfig &config,
+                     std::string &error);
+
+struct PlanOptions {
+  int64_t batch = 1;
+  int64_t maxSeq = 4096; ///< KV-cache capacity (context length) per request
+  int sms = 132;         ///< H100 SXM
+};
+
+} // namespace tawa::mega
+
+#endif // TAWA_MEGA_MODELCONFIG_H

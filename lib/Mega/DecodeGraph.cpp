@@ -1,0 +1,355 @@
+//===- DecodeGraph.cpp - one decode step of a decoder LLM as tasks --------===//
+//
+// Tensors are single-assignment within the step (each activation written once,
+// by disjoint tiles), so the only write-after-read hazards are on the KV cache,
+// which is written before it is read. Weights are read-only and do not appear:
+// they create no dependency. RMSNorm is fused into the linear that consumes it
+// (each linear tile reads whole input rows anyway, so it recomputes the rows'
+// scale at the cost of B * hidden reads); the residual adds are fused into the
+// O and down projections.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Mega/DecodeGraph.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tawa::mega {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+std::string formatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+class Builder {
+public:
+  Builder(const ModelConfig &c, const PlanOptions &o) : c(c), o(o) {
+    g.sms = o.sms;
+    g.name = c.modelType + "-h" + std::to_string(c.hiddenSize) + "-l" +
+             std::to_string(c.numLayers) + "-b" + std::to_string(o.batch) +
+             "-s" + std::to_string(o.maxSeq);
+    g.form = Form::Tiles;
+  }
+
+  TGraph build();
+
+private:
+  const ModelConfig &c;
+  const PlanOptions &o;
+  TGraph g;
+
+  int tensor(const std::string &name, std::vector<int64_t> shape,
+             TensorRole role = TensorRole::Activation) {
+    g.tensors.push_back({name, std::move(shape), role, 0});
+    return static_cast<int>(g.tensors.size()) - 1;
+  }
+  int op(const std::string &name, OpKind kind, int layer,
+         std::vector<std::pair<std::string, std::string>> attrs,
+         LaunchMode launch = LaunchMode::Aot) {
+    Operator op;
+    op.name = name;
+    op.kind = kind;
+    op.layer = layer;
+    op.launch = launch;
+    op.attrs = std::move(attrs);
+    g.ops.push_back(std::move(op));
+    return static_cast<int>(g.ops.size()) - 1;
+  }
+  void task(int op, int64_t tile, std::vector<Region> reads,
+            std::vector<Region> writes) {
+    Task t;
+    t.op = op;
+    t.tile = tile;
+    t.reads = std::move(reads);
+    t.writes = std::move(writes);
+    g.tasks.push_back(std::move(t));
+  }
+  static Region box(int tensor, std::vector<Interval> box) {
+    return Region{tensor, std::move(box)};
+  }
+  static std::string num(int64_t v) { return std::to_string(v); }
+
+  /// A linear over rows of `in` ([B, k]) into `columns` output columns. Each
+  /// tile reads whole input rows (the reduction dimension is not split) and
+  /// writes `writeBox(rows, cols)`; `extraReads` adds reads per tile (the
+  /// residual's tile).
+  template <typename WriteFn, typename ExtraFn>
+  void linearTiles(int opId, int in, int64_t k, int64_t columns,
+                   WriteFn writeBox, ExtraFn extraReads) {
+    int64_t rowTiles = ceilDiv(o.batch, kRowTile);
+    int64_t width = chooseTileWidth(columns, rowTiles, o.sms);
+    int64_t colTiles = ceilDiv(columns, width);
+    Operator &opRef = g.ops[opId];
+    opRef.attrs.insert(opRef.attrs.begin(),
+                       {{"m", num(o.batch)},
+                        {"n", num(columns)},
+                        {"k", num(k)},
+                        {"tile_m", num(std::min(o.batch, kRowTile))},
+                        {"tile_n", num(width)}});
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t nt = 0; nt < colTiles; ++nt) {
+        Interval rows{mt * kRowTile, std::min(o.batch, (mt + 1) * kRowTile)};
+        Interval cols{nt * width, std::min(columns, (nt + 1) * width)};
+        std::vector<Region> reads{box(in, {rows, {0, k}})};
+        for (Region &r : extraReads(rows, cols))
+          reads.push_back(std::move(r));
+        task(opId, mt * colTiles + nt, std::move(reads),
+             {writeBox(rows, cols)});
+      }
+  }
+};
+
+TGraph Builder::build() {
+  const int64_t B = o.batch, H = c.hiddenSize, D = c.headDim;
+  const int64_t nH = c.numHeads, nKV = c.numKvHeads, group = nH / nKV;
+  const int64_t I = c.intermediateSize, V = c.vocabSize, S = o.maxSeq;
+  const std::string eps = formatDouble(c.rmsNormEps);
+  auto noExtra = [](Interval, Interval) { return std::vector<Region>{}; };
+
+  int tokens = tensor("tokens", {B, 1}, TensorRole::Input);
+  int x = tensor("x.0", {B, H});
+  {
+    int embed = op("embed", OpKind::Embedding, -1,
+                   {{"vocab", num(V)}, {"hidden", num(H)}});
+    int64_t rowTiles = ceilDiv(B, kRowTile);
+    int64_t width = chooseTileWidth(H, rowTiles, o.sms);
+    g.ops[embed].attrs.push_back({"tile_n", num(width)});
+    int64_t colTiles = ceilDiv(H, width);
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t nt = 0; nt < colTiles; ++nt) {
+        Interval rows{mt * kRowTile, std::min(B, (mt + 1) * kRowTile)};
+        Interval cols{nt * width, std::min(H, (nt + 1) * width)};
+        task(embed, mt * colTiles + nt, {box(tokens, {rows, {0, 1}})},
+             {box(x, {rows, cols})});
+      }
+  }
+
+  const int64_t chunks = chooseKvChunks(S, B, nKV, o.sms);
+  const int64_t chunkLen = roundUp(ceilDiv(S, chunks), kColumnGranule);
+  for (int64_t l = 0; l < c.numLayers; ++l) {
+    const std::string p = "l" + num(l) + ".";
+    const int layer = static_cast<int>(l);
+
+    // QKV projection of the normalized residual stream.
+    const int64_t qkvCols = (nH + 2 * nKV) * D;
+    int qkv = tensor(p + "qkv", {B, qkvCols});
+    int qkvOp = op(p + "qkv", OpKind::RmsNormLinear, layer, {{"eps", eps}});
+    linearTiles(
+        qkvOp, x, H, qkvCols,
+        [&](Interval r, Interval cl) {
+          return box(qkv, {r, cl});
+        },
+        noExtra);
+
+    // Per-head q/k RMSNorm (Qwen3) and RoPE: one task per head, all rows.
+    int q = tensor(p + "q", {B, nH * D});
+    int k = tensor(p + "k", {B, nKV * D});
+    int ropeOp = op(p + "qk_norm_rope", OpKind::QkNormRope, layer,
+                    {{"q_heads", num(nH)},
+                     {"kv_heads", num(nKV)},
+                     {"head_dim", num(D)},
+                     {"qk_norm", c.qkNorm ? "1" : "0"},
+                     {"rope_theta", formatDouble(c.ropeTheta)},
+                     {"eps", eps}});
+    for (int64_t h = 0; h < nH + nKV; ++h) {
+      bool isQ = h < nH;
+      int64_t within = isQ ? h : h - nH;
+      Interval src{h * D, (h + 1) * D};
+      Interval dst{within * D, (within + 1) * D};
+      task(ropeOp, h, {box(qkv, {{0, B}, src})},
+           {box(isQ ? q : k, {{0, B}, dst})});
+    }
+
+    // KV-cache append. The step's position is only known at run time, so
+    // the task's write is taken to cover its head's whole sequence: every
+    // attention chunk of the head then waits for it.
+    int kCache = tensor(p + "k_cache", {B, nKV, S, D}, TensorRole::State);
+    int vCache = tensor(p + "v_cache", {B, nKV, S, D}, TensorRole::State);
+    int appendOp =
+        op(p + "kv_append", OpKind::KvAppend, layer,
+           {{"kv_heads", num(nKV)}, {"head_dim", num(D)}, {"max_seq", num(S)}});
+    for (int64_t h = 0; h < nKV; ++h) {
+      Interval kCols{h * D, (h + 1) * D};
+      Interval vCols{(nH + nKV + h) * D, (nH + nKV + h + 1) * D};
+      std::vector<Interval> cacheBox{{0, B}, {h, h + 1}, {0, S}, {0, D}};
+      task(appendOp, h, {box(k, {{0, B}, kCols}), box(qkv, {{0, B}, vCols})},
+           {box(kCache, cacheBox), box(vCache, cacheBox)});
+    }
+
+    // Decode attention, GQA: one task per (batch row, KV head, chunk) reads
+    // the group's q heads and the chunk of the head's cache. Its run time
+    // depends on each request's length, so it is dispatched just in time
+    // (MPK §5.2) and so is the merge.
+    int attn = tensor(p + "attn", {B, nH * D});
+    int partO = -1, partLse = -1;
+    if (chunks > 1) {
+      partO = tensor(p + "attn_part", {B, nKV, chunks, group * D});
+      partLse = tensor(p + "attn_lse", {B, nKV, chunks, group});
+    }
+    int attnOp = op(p + "attention", OpKind::DecodeAttention, layer,
+                    {{"batch", num(B)},
+                     {"kv_heads", num(nKV)},
+                     {"group", num(group)},
+                     {"head_dim", num(D)},
+                     {"max_seq", num(S)},
+                     {"chunks", num(chunks)},
+                     {"chunk", num(chunkLen)}},
+                    LaunchMode::Jit);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < nKV; ++h)
+        for (int64_t ch = 0; ch < chunks; ++ch) {
+          Interval row{b, b + 1};
+          Interval qCols{h * group * D, (h + 1) * group * D};
+          Interval seq{ch * chunkLen, std::min(S, (ch + 1) * chunkLen)};
+          std::vector<Interval> cacheBox{row, {h, h + 1}, seq, {0, D}};
+          std::vector<Region> writes;
+          if (chunks > 1) {
+            writes.push_back(
+                box(partO, {row, {h, h + 1}, {ch, ch + 1}, {0, group * D}}));
+            writes.push_back(
+                box(partLse, {row, {h, h + 1}, {ch, ch + 1}, {0, group}}));
+          } else {
+            writes.push_back(box(attn, {row, qCols}));
+          }
+          task(attnOp, (b * nKV + h) * chunks + ch,
+               {box(q, {row, qCols}), box(kCache, cacheBox),
+                box(vCache, cacheBox)},
+               std::move(writes));
+        }
+    if (chunks > 1) {
+      int mergeOp = op(p + "attn_merge", OpKind::AttentionMerge, layer,
+                       {{"chunks", num(chunks)},
+                        {"group", num(group)},
+                        {"head_dim", num(D)}},
+                       LaunchMode::Jit);
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < nKV; ++h) {
+          Interval row{b, b + 1};
+          task(mergeOp, b * nKV + h,
+               {box(partO, {row, {h, h + 1}, {0, chunks}, {0, group * D}}),
+                box(partLse, {row, {h, h + 1}, {0, chunks}, {0, group}})},
+               {box(attn, {row, {h * group * D, (h + 1) * group * D}})});
+        }
+    }
+
+    // O projection plus the residual stream.
+    int mid = tensor(p + "h", {B, H});
+    int oOp = op(p + "o_proj", OpKind::LinearResidual, layer, {});
+    linearTiles(
+        oOp, attn, nH * D, H,
+        [&](Interval r, Interval cl) {
+          return box(mid, {r, cl});
+        },
+        [&](Interval r, Interval cl) {
+          return std::vector<Region>{box(x, {r, cl})};
+        });
+
+    // Post-attention RMSNorm fused into gate/up. A tile computes the gate and
+    // the up columns of the same indices (weights interleaved per tile), so
+    // the SiLU-mul tile of those columns reads one producer tile.
+    int gateUp = tensor(p + "gate_up", {B, 2, I});
+    int guOp = op(p + "gate_up", OpKind::RmsNormLinear, layer, {{"eps", eps}});
+    linearTiles(
+        guOp, mid, H, I,
+        [&](Interval r, Interval cl) {
+          return box(gateUp, {r, {0, 2}, cl});
+        },
+        noExtra);
+    int act = tensor(p + "act", {B, I});
+    int siluOp = op(p + "silu_mul", OpKind::SiluMul, layer, {});
+    {
+      int64_t rowTiles = ceilDiv(B, kRowTile);
+      int64_t width = chooseTileWidth(I, rowTiles, o.sms);
+      g.ops[siluOp].attrs.push_back({"tile_n", num(width)});
+      int64_t colTiles = ceilDiv(I, width);
+      for (int64_t mt = 0; mt < rowTiles; ++mt)
+        for (int64_t nt = 0; nt < colTiles; ++nt) {
+          Interval rows{mt * kRowTile, std::min(B, (mt + 1) * kRowTile)};
+          Interval cols{nt * width, std::min(I, (nt + 1) * width)};
+          task(siluOp, mt * colTiles + nt, {box(gateUp, {rows, {0, 2}, cols})},
+               {box(act, {rows, cols})});
+        }
+    }
+
+    // Down projection plus the residual stream: the next layer's input.
+    int next = tensor("x." + num(l + 1), {B, H});
+    int downOp = op(p + "down", OpKind::LinearResidual, layer, {});
+    linearTiles(
+        downOp, act, I, H,
+        [&](Interval r, Interval cl) {
+          return box(next, {r, cl});
+        },
+        [&](Interval r, Interval cl) {
+          return std::vector<Region>{box(mid, {r, cl})};
+        });
+    x = next;
+  }
+
+  // Final RMSNorm fused into the LM head, then the greedy token per row.
+  int logits = tensor("logits", {B, V});
+  int lmOp = op("lm_head", OpKind::RmsNormLinear, -1,
+                {{"eps", eps}, {"tied", c.tieWordEmbeddings ? "1" : "0"}});
+  linearTiles(
+      lmOp, x, H, V,
+      [&](Interval r, Interval cl) {
+        return box(logits, {r, cl});
+      },
+      noExtra);
+  int nextTokens = tensor("next_tokens", {B, 1});
+  int argmaxOp = op("argmax", OpKind::Argmax, -1, {{"vocab", num(V)}});
+  for (int64_t b = 0; b < B; ++b)
+    task(argmaxOp, b, {box(logits, {{b, b + 1}, {0, V}})},
+         {box(nextTokens, {{b, b + 1}, {0, 1}})});
+  return std::move(g);
+}
+
+} // namespace
+
+int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms) {
+  if (columns <= kColumnGranule)
+    return columns;
+  int64_t tilesWanted =
+      std::max<int64_t>(1, sms / std::max<int64_t>(1, rowTiles));
+  int64_t width = roundUp(ceilDiv(columns, tilesWanted), kColumnGranule);
+  return std::min(width, roundUp(columns, kColumnGranule));
+}
+
+int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads,
+                       int sms) {
+  int64_t maxChunks = std::max<int64_t>(1, maxSeq / kMinKvChunk);
+  int64_t wanted = ceilDiv(sms, std::max<int64_t>(1, batch * kvHeads));
+  int64_t chunks = std::max<int64_t>(1, std::min(wanted, maxChunks));
+  // Chunks are whole multiples of kColumnGranule positions; recount after
+  // rounding so that no chunk is empty.
+  int64_t len = roundUp(ceilDiv(maxSeq, chunks), kColumnGranule);
+  return ceilDiv(maxSeq, len);
+}
+
+bool checkPlanOptions(const PlanOptions &options, std::string &error) {
+  if (options.batch < 1 || options.batch > 4096) {
+    error = "batch must be in [1, 4096], got " + std::to_string(options.batch);
+    return false;
+  }
+  if (options.maxSeq < 1 || options.maxSeq > (int64_t(1) << 20)) {
+    error = "max-seq must be in [1, 1048576], got " +
+            std::to_string(options.maxSeq);
+    return false;
+  }
+  if (options.sms < 1 || options.sms > 1024) {
+    error = "sms must be in [1, 1024], got " + std::to_string(options.sms);
+    return false;
+  }
+  return true;
+}
+
+TGraph buildDecodeGraph(const ModelConfig &config, const PlanOptions &options) {
+  return Builder(config, options).build();
+}
+
+} // namespace tawa::mega

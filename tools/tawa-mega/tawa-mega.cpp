@@ -1,0 +1,479 @@
+//===- tawa-mega.cpp - plan, transform and simulate tGraphs ---------------===//
+//
+// `tawa-mega plan` builds the tGraph of one decode step from a Hugging Face
+// config and runs the pass pipeline; `opt` runs passes on a printed graph
+// (the lit tests' driver); `simulate` runs a graph on the CPU simulation of
+// the runtime. docs/MEGAKERNEL.md describes all three.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Mega/DecodeGraph.h"
+#include "tawa/Mega/ModelConfig.h"
+#include "tawa/Mega/Passes.h"
+#include "tawa/Mega/Simulator.h"
+#include "tawa/Mega/Stats.h"
+#include "tawa/Mega/TextFormat.h"
+#include "tawa/Mega/Verifier.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tawa::mega;
+
+namespace {
+
+const char *kUsage = R"(usage: tawa-mega COMMAND [options]
+
+Plans the SM-level task graph (tGraph) of a mega-kernel: one decode step of a
+Qwen3 / Llama decoder split into one-SM tasks and the events between them
+(docs/MEGAKERNEL.md).
+
+Commands:
+  plan        build the tGraph of a model config and run the pass pipeline
+  opt         parse a printed tGraph, verify it, run passes on it, print it
+  simulate    run a tGraph on the CPU simulation of the runtime, in random
+              orders, and check it
+  passes      list the passes
+
+'tawa-mega COMMAND --help' describes a command's options.
+Exit status: 0 success, 1 the input was rejected or a check failed, 2 usage
+error.
+)";
+
+const char *kPlanUsage = R"(usage: tawa-mega plan --model CONFIG.json [options]
+
+Builds the tiles-form tGraph of one decode step of the model in CONFIG.json
+(a Hugging Face config: model_type qwen3 or llama) and runs the pipeline
+tile-deps, prune-transitive, fuse-successors, fuse-predecessors, normalize,
+linearize, verifying the graph after each pass. Prints the final graph unless
+--stats, --print-after-all, --print-after or -o is given.
+
+Options:
+  --model FILE         the model's config.json (required)
+  --batch N            requests decoded together, 1..4096 (default 1)
+  --max-seq S          KV-cache capacity per request, 1..1048576 (default 4096)
+  --sms N              SMs the tiles are sized for, 1..1024 (default 132)
+  --no-prune           leave out prune-transitive
+  --print-after-all    print the graph after building it and after each pass
+  --print-after=PASS   print the graph after PASS ('build' for the built
+                       graph); a comma-separated list or repeated
+  --stats              print a table of counts after each stage
+  -o FILE              write the final graph to FILE
+)";
+
+const char *kOptUsage =
+    R"(usage: tawa-mega opt FILE [--pass=NAME[,NAME...]]... [-o FILE]
+
+Parses the printed tGraph in FILE ('-' for standard input), verifies it, runs
+the passes in the order given (verifying after each) and prints the result.
+Without --pass it prints the graph back (print -> parse -> print is a fixed
+point). 'tawa-mega passes' lists the passes.
+
+Options:
+  --pass=NAME[,NAME]   passes to run, in order; may be repeated
+  -o FILE              write the result to FILE instead of standard output
+)";
+
+const char *kSimulateUsage =
+    R"(usage: tawa-mega simulate (FILE | --model CONFIG.json [plan options]) [options]
+
+Runs the tGraph in FILE, or the planned graph of CONFIG.json, on a CPU
+simulation of the event-driven runtime in random seeded orders, and checks
+that every event triggers exactly once, every task runs exactly once and only
+after every task whose written box intersects a box it reads, that the graph
+drains (else it reports the stuck tasks and events), and that each order
+computes the same symbolic tile values as a reference topological order.
+
+Options:
+  --orders N           random orders to run, 1..100000 (default 8)
+  --seed S             seed of the first order (default 1)
+  --workers W          concurrent workers, 1..4096 (default 16)
+  --mode MODE          auto (hybrid for a linear graph, jit otherwise), jit,
+                       aot or hybrid (default auto)
+  --all-stages         with --model: simulate the graph after every pass from
+                       tile-deps on, and check that all give the same values
+  --no-order-check     check values only, not the start order (to test the
+                       data check)
+  --batch, --max-seq, --sms, --no-prune   as for 'tawa-mega plan'
+)";
+
+[[noreturn]] void usageError(const std::string &message) {
+  std::cerr << "tawa-mega: error: " << message << "\n";
+  std::exit(2);
+}
+
+[[noreturn]] void fail(const std::string &message) {
+  std::cerr << "tawa-mega: error: " << message << "\n";
+  std::exit(1);
+}
+
+/// Options as (name, value) pairs: "--name=value", "--name value" for options
+/// that take a value, flags alone; other words are positional.
+struct Args {
+  std::vector<std::pair<std::string, std::string>> options;
+  std::vector<std::string> positional;
+  bool help = false;
+};
+
+Args parseArgs(int argc, char **argv, int first,
+               const std::set<std::string> &withValue,
+               const std::set<std::string> &flags) {
+  Args args;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      args.help = true;
+      continue;
+    }
+    if (a == "-" || a.empty() || a[0] != '-') {
+      args.positional.push_back(a);
+      continue;
+    }
+    std::string name = a, value;
+    size_t eq = a.find('=');
+    bool hasValue = eq != std::string::npos;
+    if (hasValue) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    }
+    if (flags.count(name)) {
+      if (hasValue)
+        usageError("option '" + name + "' takes no value");
+      args.options.push_back({name, ""});
+      continue;
+    }
+    if (!withValue.count(name))
+      usageError("unknown option '" + name + "'");
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        usageError("option '" + name + "' needs a value");
+      value = argv[++i];
+    }
+    args.options.push_back({name, value});
+  }
+  return args;
+}
+
+int64_t parseInt(const std::string &name, const std::string &text, int64_t lo,
+                 int64_t hi) {
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno || v < lo || v > hi)
+    usageError("option '" + name + "' needs an integer in [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+               text + "'");
+  return v;
+}
+
+std::string readInput(const std::string &path) {
+  std::stringstream buffer;
+  if (path == "-") {
+    buffer << std::cin.rdbuf();
+    return buffer.str();
+  }
+  std::ifstream in(path);
+  if (!in)
+    fail("cannot open '" + path + "'");
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void writeOutput(const std::string &path, const std::string &text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path);
+  if (!out || !(out << text))
+    fail("cannot write '" + path + "'");
+}
+
+void verifyOrFail(const TGraph &g, const std::string &context) {
+  std::vector<std::string> errors = verifyGraph(g);
+  if (errors.empty())
+    return;
+  for (const std::string &e : errors)
+    std::cerr << "tawa-mega: error: " << context << e << "\n";
+  std::exit(1);
+}
+
+void runPassOrFail(const PassInfo &pass, TGraph &g) {
+  std::string error;
+  if (!pass.run(g, error))
+    fail(error);
+  verifyOrFail(g, std::string("after ") + pass.name + ": ");
+}
+
+std::vector<std::string> splitCommas(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+/// Plan options shared by `plan` and `simulate --model`.
+struct PlanRequest {
+  std::string model;
+  PlanOptions options;
+  bool prune = true;
+};
+
+bool takePlanOption(const std::string &name, const std::string &value,
+                    PlanRequest &req) {
+  if (name == "--model")
+    req.model = value;
+  else if (name == "--batch")
+    req.options.batch = parseInt(name, value, 1, 4096);
+  else if (name == "--max-seq")
+    req.options.maxSeq = parseInt(name, value, 1, int64_t(1) << 20);
+  else if (name == "--sms")
+    req.options.sms = static_cast<int>(parseInt(name, value, 1, 1024));
+  else if (name == "--no-prune")
+    req.prune = false;
+  else
+    return false;
+  return true;
+}
+
+TGraph buildOrFail(const PlanRequest &req) {
+  ModelConfig config;
+  std::string error;
+  if (!loadModelConfig(req.model, config, error))
+    fail(error);
+  if (!checkPlanOptions(req.options, error))
+    usageError(error);
+  TGraph g = buildDecodeGraph(config, req.options);
+  verifyOrFail(g, "the built graph: ");
+  return g;
+}
+
+int planCommand(int argc, char **argv) {
+  Args args = parseArgs(
+      argc, argv, 2,
+      {"--model", "--batch", "--max-seq", "--sms", "--print-after", "-o"},
+      {"--no-prune", "--print-after-all", "--stats"});
+  if (args.help) {
+    std::cout << kPlanUsage;
+    return 0;
+  }
+  if (!args.positional.empty())
+    usageError("plan takes no file argument (got '" + args.positional[0] +
+               "'); use --model CONFIG.json");
+  PlanRequest req;
+  bool printAll = false, stats = false;
+  std::set<std::string> printAfter;
+  std::string outPath;
+  for (auto &[name, value] : args.options) {
+    if (takePlanOption(name, value, req))
+      continue;
+    if (name == "--print-after-all")
+      printAll = true;
+    else if (name == "--stats")
+      stats = true;
+    else if (name == "-o")
+      outPath = value;
+    else if (name == "--print-after")
+      for (const std::string &p : splitCommas(value)) {
+        if (p != "build" && !findPass(p))
+          usageError("unknown pass '" + p +
+                     "' in --print-after (see "
+                     "'tawa-mega passes')");
+        printAfter.insert(p);
+      }
+  }
+  if (req.model.empty())
+    usageError("plan needs --model CONFIG.json (try 'tawa-mega plan --help')");
+
+  TGraph g = buildOrFail(req);
+  auto stage = [&](const std::string &name) {
+    if (printAll || printAfter.count(name)) {
+      std::cout << "# ==== tawa-mega: after " << name << " ====\n";
+      printGraph(g, std::cout);
+    }
+    if (stats)
+      printStatsRow(std::cout, name, computeStats(g));
+  };
+  if (stats) {
+    std::cout << "# " << g.name << " (" << g.sms << " SMs)\n";
+    printStatsHeader(std::cout);
+  }
+  stage("build");
+  for (const PassInfo *pass : planPipeline(req.prune)) {
+    runPassOrFail(*pass, g);
+    stage(pass->name);
+  }
+  if (!outPath.empty())
+    writeOutput(outPath, printGraph(g));
+  else if (!printAll && printAfter.empty() && !stats)
+    printGraph(g, std::cout);
+  return 0;
+}
+
+TGraph parseOrFail(const std::string &path) {
+  std::string text = readInput(path);
+  TGraph g;
+  std::string error;
+  if (!parseGraph(text, path == "-" ? "<stdin>" : path, g, error))
+    fail(error);
+  verifyOrFail(g, (path == "-" ? std::string("<stdin>") : path) + ": ");
+  return g;
+}
+
+int optCommand(int argc, char **argv) {
+  Args args = parseArgs(argc, argv, 2, {"--pass", "-o"}, {});
+  if (args.help) {
+    std::cout << kOptUsage;
+    return 0;
+  }
+  if (args.positional.size() != 1)
+    usageError("opt takes one graph file ('-' for standard input), got " +
+               std::to_string(args.positional.size()));
+  std::vector<const PassInfo *> passes;
+  std::string outPath;
+  for (auto &[name, value] : args.options) {
+    if (name == "-o") {
+      outPath = value;
+      continue;
+    }
+    std::vector<std::string> names = splitCommas(value);
+    if (names.empty())
+      usageError("option '--pass' needs a pass name");
+    for (const std::string &p : names) {
+      const PassInfo *pass = findPass(p);
+      if (!pass)
+        usageError("unknown pass '" + p + "' (see 'tawa-mega passes')");
+      passes.push_back(pass);
+    }
+  }
+  TGraph g = parseOrFail(args.positional[0]);
+  for (const PassInfo *pass : passes)
+    runPassOrFail(*pass, g);
+  writeOutput(outPath, printGraph(g));
+  return 0;
+}
+
+int simulateCommand(int argc, char **argv) {
+  Args args = parseArgs(argc, argv, 2,
+                        {"--model", "--batch", "--max-seq", "--sms", "--orders",
+                         "--seed", "--workers", "--mode"},
+                        {"--no-prune", "--all-stages", "--no-order-check"});
+  if (args.help) {
+    std::cout << kSimulateUsage;
+    return 0;
+  }
+  PlanRequest req;
+  SimOptions sim;
+  bool allStages = false;
+  for (auto &[name, value] : args.options) {
+    if (takePlanOption(name, value, req))
+      continue;
+    if (name == "--orders")
+      sim.orders = static_cast<unsigned>(parseInt(name, value, 1, 100000));
+    else if (name == "--seed")
+      sim.seed =
+          static_cast<uint64_t>(parseInt(name, value, 0, int64_t(1) << 62));
+    else if (name == "--workers")
+      sim.workers = static_cast<unsigned>(parseInt(name, value, 1, 4096));
+    else if (name == "--mode") {
+      if (!parseSimMode(value, sim.mode))
+        usageError("unknown mode '" + value + "' (auto, jit, aot or hybrid)");
+    } else if (name == "--all-stages")
+      allStages = true;
+    else if (name == "--no-order-check")
+      sim.checkProducerOrder = false;
+  }
+  bool fromModel = !req.model.empty();
+  if (fromModel == !args.positional.empty() || args.positional.size() > 1)
+    usageError("simulate takes one graph file or --model CONFIG.json "
+               "(try 'tawa-mega simulate --help')");
+  if (allStages && !fromModel)
+    usageError("--all-stages needs --model");
+
+  auto report = [&](const TGraph &g, const std::string &stage,
+                    const SimOptions &options) {
+    SimResult r = simulate(g, options);
+    if (!r.ok)
+      fail(stage + ": " + r.message);
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "%016llx",
+                  static_cast<unsigned long long>(r.digest));
+    std::cout << stage << ": " << r.message << "; digest " << hex << "\n";
+    return r.digest;
+  };
+
+  if (!fromModel) {
+    TGraph g = parseOrFail(args.positional[0]);
+    report(g, g.name + " (" + formName(g.form) + ")", sim);
+    return 0;
+  }
+  TGraph g = buildOrFail(req);
+  uint64_t first = 0;
+  bool haveFirst = false;
+  std::vector<const PassInfo *> pipeline = planPipeline(req.prune);
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    runPassOrFail(*pipeline[i], g);
+    if (!allStages && i + 1 != pipeline.size())
+      continue;
+    // Queues by id need the linear form; earlier stages run just in time.
+    SimOptions stageSim = sim;
+    if (g.form != Form::Linear)
+      stageSim.mode = SimMode::Jit;
+    uint64_t digest =
+        report(g, g.name + " after " + pipeline[i]->name, stageSim);
+    if (!haveFirst) {
+      first = digest;
+      haveFirst = true;
+    } else if (digest != first) {
+      fail("the graph after " + std::string(pipeline[i]->name) +
+           " computes different values than after " + pipeline[0]->name);
+    }
+  }
+  return 0;
+}
+
+int passesCommand(int argc, char **argv) {
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << "usage: tawa-mega passes\n\nLists the passes 'tawa-mega "
+                   "opt --pass=' runs, in pipeline order.\n";
+      return 0;
+    }
+    usageError("passes takes no arguments (got '" + a + "')");
+  }
+  for (const PassInfo &p : allPasses())
+    std::printf("  %-18s %s\n", p.name, p.summary);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    usageError("no command (try 'tawa-mega --help')");
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "plan")
+    return planCommand(argc, argv);
+  if (command == "opt")
+    return optCommand(argc, argv);
+  if (command == "simulate")
+    return simulateCommand(argc, argv);
+  if (command == "passes")
+    return passesCommand(argc, argv);
+  usageError("unknown command '" + command + "' (try 'tawa-mega --help')");
+}

@@ -1,0 +1,197 @@
+//===- DecodeGraphTest.cpp - model configs, tiling and the built graph ----===//
+
+#include "tawa/Mega/DecodeGraph.h"
+#include "tawa/Mega/Verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace tawa::mega;
+
+namespace {
+
+ModelConfig load(const std::string &name) {
+  ModelConfig c;
+  std::string error;
+  EXPECT_TRUE(
+      loadModelConfig(std::string(TAWA_MEGA_INPUTS) + "/" + name, c, error))
+      << error;
+  return c;
+}
+
+TEST(ModelConfig, ReadsThePublicQwen3Shapes) {
+  ModelConfig small = load("qwen3-0.6b.json");
+  EXPECT_EQ(small.modelType, "qwen3");
+  EXPECT_EQ(small.hiddenSize, 1024);
+  EXPECT_EQ(small.numLayers, 28);
+  EXPECT_EQ(small.numHeads, 16);
+  EXPECT_EQ(small.numKvHeads, 8);
+  EXPECT_EQ(small.headDim, 128);
+  EXPECT_EQ(small.intermediateSize, 3072);
+  EXPECT_EQ(small.vocabSize, 151936);
+  EXPECT_TRUE(small.tieWordEmbeddings);
+  EXPECT_TRUE(small.qkNorm);
+  EXPECT_DOUBLE_EQ(small.ropeTheta, 1e6);
+  EXPECT_DOUBLE_EQ(small.rmsNormEps, 1e-6);
+
+  ModelConfig big = load("qwen3-8b.json");
+  EXPECT_EQ(big.hiddenSize, 4096);
+  EXPECT_EQ(big.numLayers, 36);
+  EXPECT_EQ(big.numHeads, 32);
+  EXPECT_EQ(big.intermediateSize, 12288);
+  EXPECT_FALSE(big.tieWordEmbeddings);
+}
+
+TEST(ModelConfig, LlamaDerivesHeadDimAndHasNoQkNorm) {
+  ModelConfig c = load("llama-tiny.json");
+  EXPECT_EQ(c.headDim, 256 / 8);
+  EXPECT_FALSE(c.qkNorm);
+  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-5);
+}
+
+TEST(ModelConfig, RejectsBadConfigsWithAReason) {
+  struct Case {
+    const char *json;
+    const char *message;
+  };
+  const Case cases[] = {
+      {R"({"model_type": "gpt2"})", "unsupported model_type 'gpt2'"},
+      {R"({"hidden_size": 8})", "missing 'model_type'"},
+      {R"({"model_type": "qwen3", "hidden_size": 8})",
+       "missing 'num_hidden_layers'"},
+      {R"({"model_type": "llama", "hidden_size": 8.5, "num_hidden_layers": 1,
+          "num_attention_heads": 1, "intermediate_size": 8,
+          "vocab_size": 8})",
+       "'hidden_size' must be a positive integer"},
+      {R"({"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 1,
+          "num_attention_heads": 4, "num_key_value_heads": 3,
+          "intermediate_size": 8, "vocab_size": 8})",
+       "not a multiple of num_key_value_heads 3"},
+      {R"({"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 1,
+          "num_attention_heads": 1, "intermediate_size": 8, "vocab_size": 8,
+          "tie_word_embeddings": 1})",
+       "'tie_word_embeddings' must be true or false"},
+      {R"({"model_type": "llama",)", "line 1: expected a string"},
+      {R"({"model_type": "llama"} trailing)", "trailing text"},
+  };
+  for (const Case &c : cases) {
+    ModelConfig config;
+    std::string error;
+    EXPECT_FALSE(parseModelConfig(c.json, "cfg", config, error)) << c.json;
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "got: " << error << "\nwant: " << c.message;
+  }
+}
+
+TEST(Tiling, ColumnTilesAreMultiplesOf64AndFitTheSMs) {
+  EXPECT_EQ(chooseTileWidth(4096, 1, 132), 64);     // 0.6B QKV: 64 tiles
+  EXPECT_EQ(chooseTileWidth(6144, 1, 132), 64);     // 8B QKV: 96 tiles
+  EXPECT_EQ(chooseTileWidth(12288, 1, 132), 128);   // 8B gate/up: 96 tiles
+  EXPECT_EQ(chooseTileWidth(151936, 1, 132), 1152); // LM head: 132 tiles
+  EXPECT_EQ(chooseTileWidth(32, 1, 132), 32);       // narrower than a granule
+  EXPECT_EQ(chooseTileWidth(1000, 1, 1), 1024);     // one SM: one tile
+  EXPECT_EQ(chooseTileWidth(4096, 2, 132), 64);     // two row tiles
+  for (int64_t n : {100, 1000, 4096, 151936})
+    for (int sms : {1, 7, 132})
+      EXPECT_LE((n + chooseTileWidth(n, 1, sms) - 1) /
+                    chooseTileWidth(n, 1, sms),
+                std::max<int64_t>(sms, 1))
+          << n << " columns, " << sms << " SMs";
+}
+
+TEST(Tiling, AttentionSplitsTheSequenceOnlyWhenRowsAreFew) {
+  EXPECT_EQ(chooseKvChunks(4096, 1, 8, 132), 16); // 8 rows: 16 chunks of 256
+  EXPECT_EQ(chooseKvChunks(4096, 16, 8, 132), 2); // 128 rows: 2 chunks
+  EXPECT_EQ(chooseKvChunks(4096, 32, 8, 132), 1); // enough rows: no split
+  EXPECT_EQ(chooseKvChunks(512, 1, 2, 132), 2);   // never below 256
+  EXPECT_EQ(chooseKvChunks(300, 1, 1, 132), 1);
+  EXPECT_EQ(chooseKvChunks(1, 1, 1, 132), 1);
+}
+
+/// Counts the elements of each tensor the tasks write.
+std::map<int, int64_t> writtenVolume(const TGraph &g) {
+  std::map<int, int64_t> volume;
+  for (const Task &t : g.tasks)
+    for (const Region &r : t.writes) {
+      int64_t v = 1;
+      for (const Interval &iv : r.box)
+        v *= iv.end - iv.begin;
+      volume[r.tensor] += v;
+    }
+  return volume;
+}
+
+TEST(DecodeGraph, TilesCoverEveryOutputExactlyOnce) {
+  for (const char *model : {"qwen3-tiny.json", "llama-tiny.json"})
+    for (int64_t batch : {1, 3, 70})
+      for (int64_t maxSeq : {100, 512, 2048}) {
+        PlanOptions o;
+        o.batch = batch;
+        o.maxSeq = maxSeq;
+        TGraph g = buildDecodeGraph(load(model), o);
+        std::vector<std::string> errors = verifyGraph(g);
+        ASSERT_TRUE(errors.empty()) << errors[0];
+        // Disjoint writes (verified) whose volumes add up to the tensor's:
+        // every element written once.
+        std::map<int, int64_t> volume = writtenVolume(g);
+        for (size_t t = 0; t < g.tensors.size(); ++t) {
+          const Tensor &tensor = g.tensors[t];
+          int64_t size = 1;
+          for (int64_t d : tensor.shape)
+            size *= d;
+          int64_t want = tensor.role == TensorRole::Input ? 0 : size;
+          EXPECT_EQ(volume[static_cast<int>(t)], want)
+              << model << " batch " << batch << " tensor " << tensor.name;
+        }
+      }
+}
+
+TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
+  PlanOptions o; // batch 1, context 4096, 132 SMs
+  TGraph g = buildDecodeGraph(load("qwen3-0.6b.json"), o);
+  std::map<OpKind, size_t> perKind;
+  for (const Task &t : g.tasks)
+    ++perKind[g.ops[t.op].kind];
+  EXPECT_EQ(g.tasks.size(), 10229u);
+  EXPECT_EQ(g.ops.size(), 3u + 28u * 9u);
+  EXPECT_EQ(perKind[OpKind::Embedding], 16u);
+  EXPECT_EQ(perKind[OpKind::QkNormRope], 28u * 24u);
+  EXPECT_EQ(perKind[OpKind::KvAppend], 28u * 8u);
+  EXPECT_EQ(perKind[OpKind::DecodeAttention], 28u * 8u * 16u);
+  EXPECT_EQ(perKind[OpKind::AttentionMerge], 28u * 8u);
+  EXPECT_EQ(perKind[OpKind::Argmax], 1u);
+  // QKV 64 + gate/up 48 per layer, LM head 132.
+  EXPECT_EQ(perKind[OpKind::RmsNormLinear], 28u * (64u + 48u) + 132u);
+  for (const Operator &op : g.ops)
+    EXPECT_EQ(op.launch == LaunchMode::Jit,
+              op.kind == OpKind::DecodeAttention ||
+                  op.kind == OpKind::AttentionMerge)
+        << op.name;
+}
+
+TEST(DecodeGraph, LargeBatchesSplitLinearRows) {
+  PlanOptions o;
+  o.batch = 100; // two row tiles of 64
+  o.maxSeq = 256;
+  TGraph g = buildDecodeGraph(load("qwen3-tiny.json"), o);
+  size_t embed = 0;
+  for (const Task &t : g.tasks)
+    embed += g.ops[t.op].kind == OpKind::Embedding;
+  // Two row tiles; each keeps at most 132 / 2 = 66 column tiles (256 / 64).
+  EXPECT_EQ(embed, 2u * 4u);
+}
+
+TEST(PlanOptions, Ranges) {
+  std::string error;
+  PlanOptions o;
+  EXPECT_TRUE(checkPlanOptions(o, error));
+  o.batch = 0;
+  EXPECT_FALSE(checkPlanOptions(o, error));
+  EXPECT_NE(error.find("batch must be in [1, 4096]"), std::string::npos);
+  o.batch = 1;
+  o.sms = 0;
+  EXPECT_FALSE(checkPlanOptions(o, error));
+}
+
+} // namespace
