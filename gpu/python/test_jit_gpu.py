@@ -21,7 +21,9 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+# TAWA_TEST_INSTALLED=1 tests the installed package (a wheel) instead of the tree.
+if not os.environ.get("TAWA_TEST_INSTALLED"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import tawa  # noqa: E402
 
 

@@ -6,7 +6,9 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+# TAWA_TEST_INSTALLED=1 tests the installed package (a wheel) instead of the tree.
+if not os.environ.get("TAWA_TEST_INSTALLED"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 class FakeDtype:
