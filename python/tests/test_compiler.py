@@ -69,3 +69,14 @@ def test_first_error_location():
     text = "note: x\n/a/b.py:12:4: error: no\n/a/c.py:3:1: error: later\n"
     assert first_error_location(text) == ("/a/b.py", 12)
     assert first_error_location("nothing") is None
+
+
+def test_optimal_schedule_or_the_reason_it_is_missing():
+    # The normal build has the Twill scheduler; the wheel's compiler has not,
+    # and must say so at the kernel's line rather than fail otherwise.
+    result = compile_ttir(read(GEMM), CompilerOptions(schedule="optimal"), stage="cuda")
+    if result.ok:
+        assert "__global__" in result.cuda
+    else:
+        assert "built without the Twill scheduler" in result.diagnostics
+        assert result.diagnostics.startswith("kernels.py:")
