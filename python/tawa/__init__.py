@@ -10,3 +10,4 @@ from .compiler import CompilationError, CompilerOptions, TawaCompilerError  # no
 # The decorator replaces the submodule of the same name as an attribute of the
 # package; `from tawa.jit import ...` still reaches the module.
 from .jit import JITFunction, TawaFallbackWarning, jit  # noqa: F401
+from .autotune import Autotuner, Config, autotune  # noqa: F401
