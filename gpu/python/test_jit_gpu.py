@@ -109,3 +109,31 @@ def test_unsupported_kernel_falls_back_to_triton():
     assert any(issubclass(w.category, tawa.TawaFallbackWarning) for w in caught)
     assert gemm_f16_acc.stats["fallbacks"] == 1
     assert rel_error(c, a.float() @ b.float().T) < 1e-2
+
+
+def set_blocks(nargs):
+    nargs["a_desc"].block_shape = [nargs["BM"], nargs["BK"]]
+    nargs["b_desc"].block_shape = [nargs["BN"], nargs["BK"]]
+    nargs["c_desc"].block_shape = [nargs["BM"], nargs["BN"]]
+
+
+def test_autotune_keeps_a_config_that_computes():
+    configs = [tawa.Config({"BM": 128, "BN": 256, "BK": 64}, pre_hook=set_blocks),
+               tawa.Config({"BM": 128, "BN": 128, "BK": 64}, pre_hook=set_blocks, num_consumer_groups=1),
+               tawa.Config({"BM": 32, "BN": 128, "BK": 64}, pre_hook=set_blocks)]  # cannot compile
+    tuner = tawa.autotune(configs, key=["M", "N", "K"])(tawa.jit(gemm.triton_fn))
+    m, n, k = 2048, 2048, 1024
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(n, k, device="cuda").half()
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    D = TensorDescriptor.from_tensor
+    args = (D(a, [1, 64]), D(b, [1, 64]), D(c, [1, 64]), m, n, k)
+    grid = lambda meta: (triton.cdiv(meta["M"], meta["BM"]), triton.cdiv(meta["N"], meta["BN"]))  # noqa: E731
+    c.zero_()
+    tuner[grid](*args)
+    torch.cuda.synchronize()
+    assert tuner.best_config(*args) in configs[:2]
+    (results,) = tuner.timings.values()
+    assert [ms is None for _, ms, _ in results] == [False, False, True]
+    print("autotune timings (ms):", [(c.kwargs["BN"], ms) for c, ms, _ in results])
+    assert rel_error(c, a.float() @ b.float().T) < 1e-3
