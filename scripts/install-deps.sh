@@ -4,7 +4,7 @@
 set -euo pipefail
 # clang-14 and its runtime (libclang-rt-14-dev: libFuzzer, ASan) build the fuzz target.
 pkgs=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-dev
-      cmake ninja-build libgtest-dev python3 libz3-dev coinor-libcbc-dev pkg-config
+      cmake ninja-build libgtest-dev python3 python3-venv libz3-dev coinor-libcbc-dev pkg-config
       clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

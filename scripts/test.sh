@@ -4,7 +4,8 @@
 #   every kernel and configuration), GoogleTest units, the nvcc sm_90a compile
 #   checks of the device library tests and reference kernels, and a
 #   time-bounded libFuzzer run (BUILD_DIR-fuzz: clang, ASan) seeded with every
-#   sample (TAWA_FUZZ_SECONDS, default 90; 0 skips it).
+#   sample (TAWA_FUZZ_SECONDS, default 90; 0 skips it), and the Python tests
+#   (python/tests, pytest in BUILD_DIR/venv with Triton from the registry).
 # Usage: scripts/test.sh [BUILD_DIR]    (default: build)
 # GPU tests are run by scripts/gpu-suite.sh on a machine with an H100.
 set -euo pipefail
@@ -38,6 +39,26 @@ echo "$ctest_out" | grep -E 'tests passed|tests failed|\*\*\*Failed|Not Run|Time
 ct_total=$(echo "$ctest_out" | sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p'); ct_total=${ct_total:-0}
 ct_fail=$(echo "$ctest_out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p'); ct_fail=${ct_fail:-0}
 if echo "$ctest_out" | grep -q 'No tests were found'; then ct_total=0; ct_fail=0; fi
+
+# The Python front end (python/tests): tawa.jit from a Triton kernel to a
+# CUBIN through libtawa_compiler.so, errors at the user's line, the caches,
+# option aliases, fallback, the launch's argument mapping. No GPU, no PyTorch.
+echo "== pytest (python/tests) =="
+py_pass=0; py_fail=0
+python=$(scripts/python-venv.sh "$build/venv")
+py_out=$(TAWA_COMPILER_LIB="$build/lib/libtawa_compiler.so" "$python" -m pytest -q -p no:cacheprovider \
+  "$root/python/tests" 2>&1) && py_rc=0 || py_rc=$?
+# pytest -q ends with its summary, e.g. "2 failed, 17 passed in 21.5s".
+py_summary=$(echo "$py_out" | tail -1)
+echo "$py_out" | grep -E '^(FAILED|ERROR) ' || true
+echo "$py_summary"
+py_pass=$(echo "$py_summary" | grep -oE '[0-9]+ passed' | awk '{print $1}'); py_pass=${py_pass:-0}
+py_fail=$(echo "$py_summary" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s += $1} END {print s + 0}')
+# Any non-zero exit counts, 5 ("no tests collected") included.
+if [ "$py_rc" -ne 0 ]; then
+  status=1
+  [ "$py_fail" -gt 0 ] || { py_fail=1; echo "FAIL: pytest exited with status $py_rc"; echo "$py_out" | tail -20; }
+fi
 
 # The fuzz target in a build of its own: libFuzzer coverage and AddressSanitizer
 # need clang and instrument every object, so it cannot share build/. A fixed
@@ -85,8 +106,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   rm -rf "$corpus"
 fi
 
-passed=$((lit_pass + ct_total - ct_fail + fuzz_pass))
-failed=$((lit_fail + ct_fail + fuzz_fail))
+passed=$((lit_pass + ct_total - ct_fail + py_pass + fuzz_pass))
+failed=$((lit_fail + ct_fail + py_fail + fuzz_fail))
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 echo "tests: $passed passed, $failed failed"
 exit "$status"

@@ -6,7 +6,8 @@
     plan = k.prepare(a, b, c, M, N, K)  # encode once ...
     plan()                              # ... launch many times
 
-The shared library is found through $TAWA_RUNTIME_LIB, else the newest
+The shared library is found through $TAWA_RUNTIME_LIB, else the copy an
+installed package holds (tawa/_lib/), else the newest
 build*/lib/Runtime/libtawa_runtime.so under the repository root. Launches go
 on PyTorch's current stream unless a stream is given.
 """
@@ -55,6 +56,9 @@ def _find_library():
     env = os.environ.get("TAWA_RUNTIME_LIB")
     if env:
         return env
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", "libtawa_runtime.so")
+    if os.path.exists(packaged):  # an installed package (pyproject.toml)
+        return packaged
     candidates = glob.glob(os.path.join(_REPO, "build*", "lib", "Runtime", "libtawa_runtime.so"))
     if not candidates:
         raise TawaError(

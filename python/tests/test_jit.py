@@ -1,0 +1,306 @@
+"""tawa.jit without a GPU: Triton's front end -> TTIR -> tawa -> CUBIN on
+this machine; errors at the user's line; the caches; option aliases;
+fallback to Triton; the mapping of a call's arguments onto the runtime's."""
+import json
+import os
+import warnings
+
+import pytest
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+import tawa
+from tawa import jit as tawa_jit_module  # noqa: F401  (the decorator)
+from tawa.jit import JITFunction, TawaFallbackWarning, expand_arguments, launch_param_count, split_options
+
+from conftest import FakeTensor, float16
+
+
+def gemm_body(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([pid_n * BN, k * BK])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))
+
+
+def f16_accumulator_body(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    acc = tl.zeros((BM, BN), dtype=tl.float16)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([0, k * BK])
+        b = b_desc.load([0, k * BK])
+        acc = tl.dot(a, b.T, acc, out_dtype=tl.float16)  # UNSUPPORTED-LINE
+    c_desc.store([0, 0], acc)
+
+
+BLOCKS = dict(BM=128, BN=256, BK=64)
+
+
+def gemm_args(m=512, n=512, k=512, c_strides=None):
+    a = FakeTensor((m, k), address=1 << 20)
+    b = FakeTensor((n, k), address=2 << 20)
+    c = FakeTensor((m, n), address=3 << 20, strides=c_strides)
+    return (TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [256, 64]),
+            TensorDescriptor.from_tensor(c, [128, 256]), m, n, k)
+
+
+def small_args():
+    a = FakeTensor((128, 256), address=1 << 20)
+    b = FakeTensor((128, 256), address=2 << 20)
+    c = FakeTensor((128, 128), address=3 << 20)
+    return (TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64]),
+            TensorDescriptor.from_tensor(c, [128, 128]), 256)
+
+
+def this_line(marker):
+    with open(__file__) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line and "this_line" not in line:
+                return number
+    raise AssertionError(marker)
+
+
+def test_gemm_compiles_to_a_cubin_with_every_stage():
+    kernel = tawa.jit(gemm_body)
+    compiled = kernel.warmup(*gemm_args(), grid=(4, 2), **BLOCKS)
+    asm = compiled.asm
+    assert asm["cubin"][:4] == b"\x7fELF"
+    ttir = asm["ttir"]
+    assert "tt.func public @gemm_body" in ttir
+    assert os.path.basename(__file__) in ttir  # Triton's locations: the user's file
+    assert "tawa.warp_specialize" in asm["ws-ir"]
+    assert '__global__' in asm["cuda"] and "gemm_body" in asm["cuda"]
+    assert ".target sm_90a" in asm["ptx"]
+    metadata = json.loads(asm["metadata"])
+    assert metadata["format"] == "tawa-kernel-metadata/1"
+    assert metadata["kernel"] == "gemm_body"
+    assert metadata["cubin"] == "gemm_body.cubin"
+    assert [p["kind"] for p in metadata["params"][:5]] == ["tensormap", "i32", "i32", "i64", "i64"]
+    assert metadata["params"][0]["box"] == [128, 64]
+    assert asm["json"] == asm["metadata"]
+    # The kernel's handle and the function's last kernel agree.
+    assert kernel.asm["cubin"] == asm["cubin"]
+    assert kernel.stats["compiles"] == 1
+
+
+def test_unsupported_kernel_raises_at_the_users_line():
+    kernel = tawa.jit(f16_accumulator_body)
+    with pytest.raises(tawa.CompilationError) as info:
+        kernel.warmup(*small_args(), grid=(1,), BM=128, BN=128, BK=64)
+    error = info.value
+    assert error.location == (__file__, this_line("# UNSUPPORTED-LINE"))
+    message = str(error)
+    assert f"{__file__}:{this_line('# UNSUPPORTED-LINE')}:" in message
+    assert "f32 accumulator" in message
+    assert "triton/language" not in message.split("\n")[1]
+
+
+def test_second_call_hits_the_memory_cache_and_a_new_process_the_disk():
+    kernel = tawa.jit(gemm_body)
+    first = kernel.warmup(*gemm_args(), **BLOCKS)
+    second = kernel.warmup(*gemm_args(), **BLOCKS)
+    assert second is first
+    assert kernel.stats == {"compiles": 1, "disk_hits": 0, "memory_hits": 1, "fallbacks": 0, "ttir": 1}
+    # Other sizes with the same specialization (multiples of 16) reuse it.
+    kernel.warmup(*gemm_args(m=1024, n=2048, k=4096), **BLOCKS)
+    assert kernel.stats["compiles"] == 1 and kernel.stats["memory_hits"] == 2
+
+    # A fresh function object (as in a new process) finds the entry on disk.
+    again = tawa.jit(gemm_body)
+    from_disk = again.warmup(*gemm_args(), **BLOCKS)
+    assert again.stats["compiles"] == 0 and again.stats["disk_hits"] == 1
+    assert from_disk.directory == first.directory
+    assert from_disk.asm["cubin"] == first.asm["cubin"]
+    assert first.directory.startswith(os.path.join(os.environ["TAWA_CACHE_DIR"], "jit"))
+
+    # Another specialization (K not a multiple of 16) is another kernel.
+    kernel.warmup(*gemm_args(k=520), **BLOCKS)
+    assert kernel.stats["compiles"] == 2
+
+
+def test_always_compile_ignores_the_disk_cache(monkeypatch):
+    tawa.jit(gemm_body).warmup(*gemm_args(), **BLOCKS)
+    monkeypatch.setenv("TAWA_ALWAYS_COMPILE", "1")
+    kernel = tawa.jit(gemm_body)
+    kernel.warmup(*gemm_args(), **BLOCKS)
+    assert kernel.stats["compiles"] == 1 and kernel.stats["disk_hits"] == 0
+
+
+def test_damaged_cache_entry_is_compiled_again():
+    compiled = tawa.jit(gemm_body).warmup(*gemm_args(), **BLOCKS)
+    with open(compiled.path("cubin"), "wb") as f:
+        f.write(b"not an ELF file")
+    kernel = tawa.jit(gemm_body)
+    kernel.warmup(*gemm_args(), **BLOCKS)
+    assert kernel.stats["compiles"] == 1
+    assert kernel.asm["cubin"][:4] == b"\x7fELF"
+
+
+def test_triton_warp_specialization_names_are_aliases():
+    kernel = tawa.jit(gemm_body)
+    by_alias = kernel.warmup(*gemm_args(), num_buffers_warp_spec=2, num_consumer_groups=2, **BLOCKS)
+    by_name = kernel.warmup(*gemm_args(), aref_depth=2, consumer_groups=2, **BLOCKS)
+    assert by_name is by_alias
+    choices = json.loads(by_alias.asm["metadata"])["_tawa"]
+    assert choices["aref_depth"] == 2 and choices["consumer_groups"] == 2
+    default = kernel.warmup(*gemm_args(), **BLOCKS)
+    assert json.loads(default.asm["metadata"])["_tawa"]["aref_depth"] != 2
+    assert kernel.stats["compiles"] == 2
+
+
+def test_options_per_kernel_and_per_call():
+    kernel = tawa.jit(num_buffers_warp_spec=3, mma_depth=1)(gemm_body)
+    compiled = kernel.warmup(*gemm_args(), **BLOCKS)
+    choices = json.loads(compiled.asm["metadata"])["_tawa"]
+    assert choices["aref_depth"] == 3 and choices["mma_depth"] == 1
+    # A call's option wins over the kernel's.
+    compiled = kernel.warmup(*gemm_args(), aref_depth=2, mma_depth=0, **BLOCKS)
+    choices = json.loads(compiled.asm["metadata"])["_tawa"]
+    assert choices["aref_depth"] == 2 and choices["mma_depth"] == 0
+
+
+def test_option_errors():
+    with pytest.raises(ValueError, match="given twice"):
+        split_options({"aref_depth": 2, "num_buffers_warp_spec": 3})
+    assert split_options({"aref_depth": 2, "num_buffers_warp_spec": 2}) == ({"aref_depth": 2}, {})
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        tawa.jit(schedule="fastest")(gemm_body)
+    kernel = tawa.jit(gemm_body)
+    with pytest.raises(ValueError, match="cluster must be 1 or 2"):
+        kernel.warmup(*gemm_args(), cluster=4, **BLOCKS)
+    with pytest.raises(ValueError, match="fallback must be"):
+        tawa.jit(fallback="cuda")(gemm_body)
+
+
+def test_fallback_runs_triton_and_says_so_once(monkeypatch):
+    kernel = tawa.jit(fallback="triton")(f16_accumulator_body)
+    calls = []
+    monkeypatch.setattr(kernel.triton_fn, "run", lambda *a, **kw: calls.append((a, kw)) or "triton-kernel")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert kernel[(1,)](*small_args(), BM=128, BN=128, BK=64) == "triton-kernel"
+        assert kernel[(1,)](*small_args(), BM=128, BN=128, BK=64) == "triton-kernel"
+    said = [w for w in caught if issubclass(w.category, TawaFallbackWarning)]
+    assert len(said) == 1
+    assert "f16_accumulator_body" in str(said[0].message) and "f32 accumulator" in str(said[0].message)
+    assert len(calls) == 2
+    assert calls[0][1]["grid"] == (1,) and calls[0][1]["BM"] == 128
+    assert kernel.stats["fallbacks"] == 2 and kernel.stats["ttir"] == 1  # tawa tried once
+
+
+def test_fallback_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TAWA_FALLBACK", "triton")
+    kernel = tawa.jit(f16_accumulator_body)
+    monkeypatch.setattr(kernel.triton_fn, "run", lambda *a, **kw: "triton-kernel")
+    with pytest.warns(TawaFallbackWarning):
+        assert kernel.warmup(*small_args(), BM=128, BN=128, BK=64) == "triton-kernel"
+
+
+def test_without_fallback_a_supported_kernel_never_reaches_triton(monkeypatch):
+    kernel = tawa.jit(fallback="triton")(gemm_body)
+    monkeypatch.setattr(kernel.triton_fn, "run", lambda *a, **kw: pytest.fail("fell back"))
+    assert kernel.warmup(*gemm_args(), **BLOCKS).asm["cubin"][:4] == b"\x7fELF"
+
+
+def test_disable_switch_runs_triton_only(monkeypatch):
+    monkeypatch.setenv("TAWA_DISABLE", "1")
+    kernel = tawa.jit(gemm_body)
+    calls = []
+    monkeypatch.setattr(kernel.triton_fn, "run", lambda *a, **kw: calls.append(kw) or "triton-kernel")
+    # tawa options are not Triton's: they are dropped, not passed on.
+    assert kernel[(4, 2)](*gemm_args(), aref_depth=2, **BLOCKS) == "triton-kernel"
+    assert kernel.stats["ttir"] == 0 and kernel.stats["compiles"] == 0
+    assert "aref_depth" not in calls[0] and calls[0]["BM"] == 128
+
+
+def test_dump_dir_gets_every_stage(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_DUMP_DIR", str(tmp_path / "dump"))
+    compiled = tawa.jit(gemm_body).warmup(*gemm_args(), aref_depth=2, **BLOCKS)
+    (entry,) = os.listdir(tmp_path / "dump")
+    files = sorted(os.listdir(tmp_path / "dump" / entry))
+    assert files == sorted(["gemm_body.ttir", "gemm_body.ws-ir.mlir", "gemm_body.cu", "gemm_body.ptx",
+                            "gemm_body.cubin", "gemm_body.json", "gemm_body.options.json"])
+    with open(tmp_path / "dump" / entry / "gemm_body.options.json") as f:
+        assert json.load(f)["aref_depth"] == 2
+    assert entry == f"gemm_body-{compiled.key[:16]}"
+
+
+def test_wraps_a_triton_jit_function():
+    triton_kernel = triton.jit(gemm_body)
+    kernel = tawa.jit(triton_kernel)
+    assert isinstance(kernel, JITFunction) and kernel.triton_fn is triton_kernel
+    assert kernel.warmup(*gemm_args(), **BLOCKS).asm["cubin"][:4] == b"\x7fELF"
+
+
+class RecordingRuntimeKernel:
+    def __init__(self):
+        self.launches = []
+
+    def __call__(self, *args, grid=None, stream=None):
+        self.launches.append((args, grid, stream))
+
+
+def test_launch_maps_the_call_onto_the_runtime_arguments(monkeypatch):
+    kernel = tawa.jit(gemm_body)
+    compiled = kernel.warmup(*gemm_args(), **BLOCKS)
+    recorder = RecordingRuntimeKernel()
+    monkeypatch.setattr(type(compiled), "runtime_kernel", lambda self: recorder)
+    a, b, c, m, n, k = gemm_args(m=512, n=768, k=1024)
+    grid_meta = []
+
+    def grid(meta):
+        grid_meta.append(meta)
+        return (triton.cdiv(meta["M"], meta["BM"]), triton.cdiv(meta["N"], meta["BN"]))
+
+    returned = kernel[grid](a, b, c, m, n, k, **BLOCKS)
+    assert returned is compiled
+    ((args, launch_grid, stream),) = recorder.launches
+    assert launch_grid == (4, 3) and stream is None
+    assert grid_meta[0]["BK"] == 64 and grid_meta[0]["K"] == 1024
+    # Each descriptor: its tensor, shape, strides (as Triton expands it).
+    assert args == (a.base, 512, 1024, 1024, 1, b.base, 768, 1024, 1024, 1, c.base, 512, 768, 768, 1,
+                    512, 768, 1024)
+    assert len(args) == launch_param_count(compiled.metadata)
+
+
+def test_descriptor_with_its_own_strides_becomes_a_view():
+    base = FakeTensor((512, 640))
+    desc = TensorDescriptor(base, [512, 512], [640, 1], [128, 64])
+    signature = {"d": "tensordesc<fp16[128, 64]>", "n": "i32", "one": "constexpr", "x": "fp32", "p": "*fp16"}
+    pointer = FakeTensor((16,))
+    args = expand_arguments(signature, {"d": desc, "n": 7, "one": 1, "x": 2, "p": pointer})
+    view = args[0]
+    assert view.base is base and view.shape == (512, 512) and view.stride() == (640, 1)
+    assert args[1:] == [512, 512, 640, 1, 7, 2.0, pointer]
+    assert isinstance(args[6], float)
+
+
+def test_integer_one_is_folded_into_the_kernel(monkeypatch):
+    kernel = tawa.jit(gemm_body)
+    a, b, c, _, n, k = gemm_args()
+    compiled = kernel.warmup(a, b, c, 1, n, k, **BLOCKS)  # M = 1: a constant to Triton
+    assert launch_param_count(compiled.metadata) == 17
+    recorder = RecordingRuntimeKernel()
+    monkeypatch.setattr(type(compiled), "runtime_kernel", lambda self: recorder)
+    kernel[(16,)](a, b, c, 1, n, k, **BLOCKS)
+    args = recorder.launches[0][0]
+    assert len(args) == 17 and args[-2:] == (n, k)
+
+
+def test_nan_padding_is_refused_before_launch(monkeypatch):
+    kernel = tawa.jit(gemm_body)
+    a, b, c, m, n, k = gemm_args()
+    kernel.warmup(a, b, c, m, n, k, **BLOCKS)
+    c_nan = TensorDescriptor(c.base, c.shape, c.strides, c.block_shape, padding="nan")
+    with pytest.raises(TypeError, match="padding='nan'"):
+        kernel[(1,)](a, b, c_nan, m, n, k, **BLOCKS)
+
+
+def test_launch_needs_a_grid():
+    kernel = tawa.jit(gemm_body)
+    with pytest.raises(ValueError, match="needs a grid"):
+        kernel.run(*gemm_args(), grid=None, warmup=False, **BLOCKS)
