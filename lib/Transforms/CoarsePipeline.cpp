@@ -188,7 +188,9 @@ bool annotate(scf::ForOp forOp, bool issueTurns) {
     tIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
     uIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
   }
-  auto i64 = [&](int64_t v) { return IntegerAttr::get(IntegerType::get(ctx, 64), v); };
+  auto i32 = [&](int64_t v) {
+    return IntegerAttr::get(IntegerType::get(ctx, 32), v);
+  };
   bool pastT = false, pastU = false;
   for (Operation &op : body->without_terminator()) {
     bool stage1 = late.contains(&op);
@@ -199,10 +201,10 @@ bool annotate(scf::ForOp forOp, bool issueTurns) {
     int64_t order = stage1 ? (pastU ? 3 : 1) : (pastT ? 2 : 0);
     if (&op == aDef)
       order = 4;
-    op.setAttr(kStageAttr, i64(stage1 ? 1 : 0));
-    op.setAttr(kOrderAttr, i64(order));
+    op.setAttr(kStageAttr, i32(stage1 ? 1 : 0));
+    op.setAttr(kOrderAttr, i32(order));
   }
-  forOp->setAttr(kNumStagesAttr, i64(2));
+  forOp->setAttr(kNumStagesAttr, i32(2));
   forOp->setAttr(kPeelAttr, UnitAttr::get(ctx));
   return true;
 }

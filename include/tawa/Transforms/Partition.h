@@ -30,7 +30,7 @@ inline constexpr llvm::StringLiteral kIterArgPartitionsAttr =
 inline constexpr llvm::StringLiteral kStageAttr = "tawa.stage";
 /// `i32` on a loop: the number of pipeline stages of its body.
 inline constexpr llvm::StringLiteral kNumStagesAttr = "tawa.num_stages";
-/// `i64` on an operation of a loop body: its place in the expanded loop's
+/// `i32` on an operation of a loop body: its place in the expanded loop's
 /// body, which runs operations by (order, position) whatever their stage
 /// (-tawa-coarse-pipeline: the next block's scores issued before this
 /// block's update).
