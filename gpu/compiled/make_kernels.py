@@ -125,10 +125,15 @@ ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOCOARSE", ["--coarse-pipeline=false"])]
 
 
+# Causal kernels: also the program walk in its grouped order, not heaviest
+# query blocks first.
+CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"])]
+
+
 def attention_jobs():
     return [(kid, ttir, "attention_causal" if causal else "attention", name, options)
             for kid, (ttir, causal) in ATTENTION.items()
-            for name, options in ATTENTION_CONFIGS]
+            for name, options in ATTENTION_CONFIGS + (CAUSAL_CONFIGS if causal else [])]
 
 
 def kernel_jobs(sweep):

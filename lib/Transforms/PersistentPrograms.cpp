@@ -12,7 +12,9 @@
 // The loop makes the kernel persistent without changing what any program
 // computes: every program index below nx * ny * nz runs exactly once. Where
 // the kernel reads program_id(y), each z plane is walked kGroupX x values at
-// a time (Triton's grouped order, for L2 reuse), else in launch order.
+// a time (Triton's grouped order, for L2 reuse), else in launch order. Where
+// a program's work grows with its x index (a loop bound such as causal
+// attention's (pid_m + 1) * BM), x is walked from the largest down.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace tawa {
 #define GEN_PASS_DEF_PERSISTENTPROGRAMS
@@ -46,6 +49,55 @@ bool derivesFromProgramId(Value v, llvm::DenseSet<Value> &seen) {
   return llvm::any_of(def->getOperands(), [&](Value operand) {
     return derivesFromProgramId(operand, seen);
   });
+}
+
+/// Whether `v` grows with `x` (strictly, through additions of values that do
+/// not depend on it and multiplications by positive constants): a loop
+/// bound such as a causal kernel's (pid_m + 1) * BM.
+bool growsWith(Value v, Value x) {
+  if (v == x)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  llvm::DenseSet<Value> seen;
+  auto independent = [&](Value w) {
+    seen.clear();
+    return w != x && !derivesFromProgramId(w, seen);
+  };
+  if (auto add = dyn_cast<arith::AddIOp>(def))
+    return (growsWith(add.getLhs(), x) && independent(add.getRhs())) ||
+           (growsWith(add.getRhs(), x) && independent(add.getLhs()));
+  if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+    for (auto [a, c] : {std::make_pair(mul.getLhs(), mul.getRhs()),
+                        std::make_pair(mul.getRhs(), mul.getLhs())}) {
+      APInt k;
+      if (matchPattern(c, m_ConstantInt(&k)) && k.isStrictlyPositive() &&
+          growsWith(a, x))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Whether a program's work grows with its x index: a loop whose upper
+/// bound grows with program_id(0) while its lower bound does not depend on
+/// it (causal attention: query block x reads key blocks 0..x).
+bool workGrowsWithX(tt::FuncOp func) {
+  SmallVector<Value> xs;
+  func.walk([&](tt::GetProgramIdOp pid) {
+    if (pid.getAxis() == tt::ProgramIDDim::X)
+      xs.push_back(pid.getResult());
+  });
+  bool grows = false;
+  func.walk([&](scf::ForOp forOp) {
+    llvm::DenseSet<Value> seen;
+    if (derivesFromProgramId(forOp.getLowerBound(), seen))
+      return;
+    for (Value x : xs)
+      grows |= growsWith(forOp.getUpperBound(), x);
+  });
+  return grows;
 }
 
 } // namespace
@@ -107,6 +159,10 @@ struct PersistentPrograms
       counts.push_back(body.getArgument(index));
     }
 
+    // Decided before the body moves: the program ids are still the
+    // kernel's own. Not with paired programs (x then indexes pairs).
+    bool heavyLastX = heavyFirst && workGrowsWithX(func) &&
+                      !func->hasAttr(kPairedProgramsAttr);
     bool readsY = false;
     func.walk([&](tt::GetProgramIdOp pid) {
       readsY |= pid.getAxis() == tt::ProgramIDDim::Y;
@@ -168,6 +224,15 @@ struct PersistentPrograms
       pz = arith::DivSIOp::create(lb, loc, t, plane);
       Value r = arith::RemSIOp::create(lb, loc, t, plane);
       std::tie(px, py) = buildGroupedOrder(lb, loc, r, xs, width, group);
+    }
+    // Where a program's work grows with x (causal attention), the largest
+    // x go first: the longest programs start in the first wave and the
+    // short ones fill the last, instead of the reverse (a tail of CTAs
+    // finishing long programs while the others idle).
+    if (heavyLastX) {
+      Value one = arith::ConstantIntOp::create(lb, loc, 1, 32);
+      px = arith::SubIOp::create(
+          lb, loc, arith::SubIOp::create(lb, loc, counts[0], one), px);
     }
     Value ids[3] = {px, py, pz};
 

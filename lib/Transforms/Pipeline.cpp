@@ -35,8 +35,11 @@ void addProgramPasses(OpPassManager &pm,
                                                      : "auto";
     funcPm.addPass(createProgramPairing(pairing));
   }
-  if (options.persistent)
-    funcPm.addPass(createPersistentPrograms());
+  if (options.persistent) {
+    PersistentProgramsOptions persistent;
+    persistent.heavyFirst = options.heavyFirst;
+    funcPm.addPass(createPersistentPrograms(persistent));
+  }
   funcPm.addPass(createPartitionAnnotation());
 }
 

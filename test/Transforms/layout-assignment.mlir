@@ -86,4 +86,4 @@ tt.func @conflict(%acc: tensor<64x64xf32>, %c: !tt.tensordesc<tensor<64x64xf32>>
 // ATTN: tt.expand_dims {{.*}}{axis = 0 : i32, tawa.layouts = ["col"]} : tensor<128xi32>
 // ATTN: arith.select {{.*}}tawa.layouts = ["acc"]
 // ATTN: arith.truncf {{.*}}tawa.layouts = ["a_reg"]
-// ATTN: tt.dot {{.*}}tawa.layouts = ["acc"]
+// ATTN: tawa.dot_async {{.*}}tawa.layouts = ["acc"]

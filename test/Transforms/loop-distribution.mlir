@@ -142,7 +142,7 @@ tt.func @conditional_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensord
 // ATTN:   scf.for
 // ATTN:     tawa.aref.put %[[K]]
 // ATTN:     tawa.aref.put %[[V]]
-// ATTN: } partition warps(4) regs(232) {
+// ATTN: } partition warps(8) regs(232) {
 // ATTN:   %[[QT:.*]] = tawa.aref.get %[[Q]]
 // ATTN:   scf.for
 // ATTN:     %[[KT:.*]] = tawa.aref.get %[[K]]

@@ -10,10 +10,10 @@
 // ATTN: # main loop of @attention_fwd_kernel (kernels.py:{{[0-9]+}}:{{[0-9]+}}), clock cycles on one H100 SM
 // ATTN-NEXT: machine h100
 // ATTN-NEXT: op load0 1 TMA stream smem=32 {{.*}}# tt.descriptor_load at kernels.py:{{[0-9]+}}
-// ATTN-NEXT: op mma0 1024 TC regs=128 {{.*}}# tt.dot at kernels.py
+// ATTN-NEXT: op mma0 1024 TC regs=64 {{.*}}# tt.dot at kernels.py
 // ATTN-NEXT: op core0 {{[0-9]+}} ALU:0-{{[0-9]+}} EXP:{{[0-9]+}}-{{[0-9]+}} regs=128
 // ATTN-NEXT: op load1 1 TMA stream smem=32
-// ATTN-NEXT: op mma1 1024 TC regs=128
+// ATTN-NEXT: op mma1 1024 TC regs=64
 // ATTN-DAG: edge load0 mma0 1 0
 // ATTN-DAG: edge mma0 core0 1024 0
 // ATTN-DAG: edge core0 core0 {{[0-9]+}} 1

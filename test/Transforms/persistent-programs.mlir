@@ -2,6 +2,18 @@
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=USERLOOP
 // RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=USERLOOP
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-persistent-programs=force=true | FileCheck %s --check-prefix=FORCED
+// Causal attention: query block x reads key blocks up to (x + 1) * BM, so
+// the walk takes x from the largest down (the longest programs first); the
+// non-causal kernel keeps the grouped order.
+// RUN: tawa-opt %shared_ttir/attn_fp16_causal.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=CAUSAL
+// RUN: tawa-opt %shared_ttir/attn_fp16.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=NONCAUSAL
+// CAUSAL: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// CAUSAL: %[[X:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CAUSAL: %[[LAST:.*]] = arith.subi %[[NX:arg[0-9]+]], %{{.*}} : i32
+// CAUSAL: %[[REV:.*]] = arith.subi %[[LAST]], %[[X]] : i32
+// CAUSAL: arith.addi %[[REV]], %{{.*}} : i32
+// NONCAUSAL: scf.for
+// NONCAUSAL-NOT: arith.subi %arg22, %c1
 
 // One program per (x, y, z): the body moves into a loop over program indices
 // t = CTA id, CTA id + CTAs, ... < nx * ny * nz, and program ids / counts

@@ -175,6 +175,14 @@ cl::opt<bool> coarsePipeline(
              "(default: on)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<bool> heavyFirst(
+    "heavy-first",
+    cl::desc("In a kernel made persistent whose programs' work grows with "
+             "program_id(0) (a loop bound such as causal attention's "
+             "(pid_m + 1) * BM), walk x from the largest down so that the "
+             "longest programs start first (default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<bool> issueTurns(
     "issue-turns",
     cl::desc("With --coarse-pipeline, two cooperative consumer warp groups "
@@ -378,6 +386,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.schedule = schedule;
     options.warpSpecialization.coarsePipeline = coarsePipeline;
     options.warpSpecialization.issueTurns = issueTurns;
+    options.warpSpecialization.heavyFirst = heavyFirst;
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
     options.warpSpecialization.pingpong =

@@ -123,10 +123,18 @@ def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> 
     A kernel that already walks program ids itself (a loop whose bounds or
     loop-carried values derive from `tt.get_program_id`, as the user's
     persistent and grouped GEMMs do) is left as it is, unless `force` is set.
+
+    Where a program's work grows with its x index (a loop whose upper bound
+    grows with program_id(0) through additions and multiplications by
+    positive constants while its lower bound does not depend on it: causal
+    attention's (pid_m + 1) * BM), x is walked from the largest down
+    (`heavy-first`), so that the longest programs start in the first wave.
   }];
   let options = [
     Option<"force", "force", "bool", /*default=*/"false",
-           "transform even a kernel that loops over program ids itself">
+           "transform even a kernel that loops over program ids itself">,
+    Option<"heavyFirst", "heavy-first", "bool", /*default=*/"true",
+           "walk x from the largest down where a program's work grows with x">
   ];
   let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];

@@ -54,6 +54,9 @@ struct WarpSpecializationOptions {
   /// Two cooperative consumer groups take turns issuing a coarse-pipelined
   /// loop's products (warp-group ping-pong).
   bool issueTurns = true;
+  /// A persistent kernel whose programs' work grows with program_id(0)
+  /// (causal attention) walks x from the largest down.
+  bool heavyFirst = true;
 };
 
 /// The supported-subset check (module level).
