@@ -191,7 +191,8 @@ if [ -f "$ATTN" ]; then
   step "sanitizer synccheck: attention" 120 compute-sanitizer --tool synccheck --error-exitcode 1 \
     python3 gpu/compiled/attention.py --manifest "$ATTN" --check --small --only default
   step "bench attention (tawa/cuDNN/FA2/Triton)" 300 python3 gpu/compiled/attention.py \
-    --manifest "$ATTN" --bench --json "$B/attention-bench.json" --table "$B/attention-table.txt"
+    --manifest "$ATTN" --bench --json "$B/attention-bench.json" --table "$B/attention-table.txt" \
+    --plot "$B/attention.png"
 else
   note "=== attention kernels: no $ATTN (run gpu/compiled/make_kernels.py where tawac builds)"
   ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "attention kernels" "FAIL(missing)" - 0)")
@@ -211,6 +212,7 @@ if [ -n "$OUT" ]; then
   [ -f "$B/tune.json" ] && cp "$B/tune.json" "$OUT/"
   for f in "$B"/family-*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
   [ -f "$B/attention-bench.json" ] && cp "$B/attention-bench.json" "$OUT/"
+  [ -f "$B/attention.png" ] && cp "$B/attention.png" "$OUT/"
 fi
 
 {

@@ -122,7 +122,32 @@ def median_ms(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
-def bench(entries, base, json_path, table_path):
+def plot(rows, path):
+    """TFLOP/s against L: tawa's default, cuDNN, FA2 and Triton, one panel
+    for non-causal and one for causal attention."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, causal in zip(axes, (False, True)):
+        sel = [r for r in rows if r["causal"] == causal]
+        ls = [r["L"] for r in sel]
+        for key, label, style in (("tawa_default", "tawa", "o-"), ("cudnn", "cuDNN", "s--"),
+                                  ("fa2", "FlashAttention-2", "^--"), ("triton", "Triton (same source)", "v:")):
+            ax.plot(ls, [r.get(key) or float("nan") for r in sel], style, label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ls, [f"{l // 1024}k" for l in ls])
+        ax.set_xlabel("sequence length L")
+        ax.set_title(f"{'causal' if causal else 'non-causal'}, fp16, B=4 H=32 D=128")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("TFLOP/s")
+    axes[0].legend()
+    fig.suptitle(f"Attention forward on {torch.cuda.get_device_name()}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def bench(entries, base, json_path, table_path, plot_path=None):
     import triton
     from triton.tools.tensor_descriptor import TensorDescriptor
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -180,7 +205,8 @@ def bench(entries, base, json_path, table_path):
     out(header)
     for r in rows:
         t = r["tawa_default"]
-        out(f"{r['kernel']:28} {r['L']:>6} " + " ".join(f"{r[c]:8.1f}" for c in configs) +
+        out(f"{r['kernel']:28} {r['L']:>6} " +
+            " ".join(f"{r[c]:8.1f}" if c in r else f"{'-':>8}" for c in configs) +
               f" {r['cudnn'] or 0:7.1f} {r['fa2'] or 0:7.1f} {r['triton']:7.1f}"
               f" {t / r['cudnn'] if r['cudnn'] else float('nan'):7.3f} {t / r['triton']:7.3f}")
     for causal in (False, True):
@@ -191,8 +217,10 @@ def bench(entries, base, json_path, table_path):
         out(f"geomean {tag}: tawa/cuDNN {geo([r['tawa_default'] / r['cudnn'] for r in sel if r['cudnn']]):.3f}, "
               f"tawa/Triton {geo([r['tawa_default'] / r['triton'] for r in sel]):.3f}, "
               f"tawa/FA2 {geo([r['tawa_default'] / r['fa2'] for r in sel if r['fa2']]):.3f}"
-              + (f", OPT/default {geo([r['tawa_OPT'] / r['tawa_default'] for r in sel]):.3f}"
-                 if "tawa_OPT" in sel[0] else ""))
+              + "".join(f", {c[5:]}/default {geo([r[c] / r['tawa_default'] for r in sel if c in r]):.3f}"
+                        for c in configs if c != "tawa_default" and c in sel[0]))
+    if plot_path:
+        plot(rows, plot_path)
     if table_path:
         with open(table_path, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -212,6 +240,7 @@ def main():
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--table", help="also write the summary table here")
+    ap.add_argument("--plot", help="a PNG of TFLOP/s against L")
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args()
     manifest, base = kernels(args.manifest)
@@ -225,7 +254,7 @@ def main():
     if args.check:
         ok &= check(entries, base, args.small, seed)
     if args.bench:
-        ok &= bench(entries, base, args.json, args.table)
+        ok &= bench(entries, base, args.json, args.table, args.plot)
     return 0 if ok else 1
 
 
