@@ -52,8 +52,10 @@ py_out=$(TAWA_COMPILER_LIB="$build/lib/libtawa_compiler.so" "$python" -m pytest 
 py_summary=$(echo "$py_out" | tail -1)
 echo "$py_out" | grep -E '^(FAILED|ERROR) ' || true
 echo "$py_summary"
-py_pass=$(echo "$py_summary" | grep -oE '[0-9]+ passed' | awk '{print $1}'); py_pass=${py_pass:-0}
-py_fail=$(echo "$py_summary" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s += $1} END {print s + 0}')
+# (grep finds nothing where nothing failed: under pipefail that must not end
+# the script.)
+py_pass=$(echo "$py_summary" | { grep -oE '[0-9]+ passed' || true; } | awk '{print $1}'); py_pass=${py_pass:-0}
+py_fail=$(echo "$py_summary" | { grep -oE '[0-9]+ (failed|errors?)' || true; } | awk '{s += $1} END {print s + 0}')
 # Any non-zero exit counts, 5 ("no tests collected") included.
 if [ "$py_rc" -ne 0 ]; then
   status=1
