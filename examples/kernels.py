@@ -97,6 +97,41 @@ def attention_fwd_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, seq_len,
     o_desc.store([q_row, 0], acc.to(o_desc.dtype))
 
 
+@triton.jit
+def attention_fwd_lse_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, sm_scale, seq_len,
+                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """attention_fwd_kernel without the causal mask, also storing each query row's logsumexp of the
+    scaled scores, log(sum_j exp(q k_j * sm_scale)), through a pointer: ``lse_ptr[b * H * seq_len + row]``
+    (what a backward pass reads). The statistics stay in base 2 inside the loop; the store converts."""
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    row_base = off_bh * seq_len
+    q_row = row_base + start_m * BLOCK_M
+
+    q = q_desc.load([q_row, 0])
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    for start_n in range(0, seq_len, BLOCK_N):
+        k = k_desc.load([row_base + start_n, 0])
+        s = tl.dot(q, k.T) * qk_scale
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([row_base + start_n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+
+    acc = acc / l_i[:, None]
+    o_desc.store([q_row, 0], acc.to(o_desc.dtype))
+    offs_m = q_row + tl.arange(0, BLOCK_M)
+    tl.store(lse_ptr + offs_m, (m_i + tl.math.log2(l_i)) * 0.6931471805599453)  # ln(2)
+
+
 # ---------------------------------------------------------------------------------------------
 # The specializations whose TTIR lives in examples/ttir/. For each: the kernel, the descriptor
 # arguments as (element type, block shape), the remaining runtime arguments with their Triton
@@ -125,6 +160,17 @@ def _attention(in_ty, out_ty, bm, bn, head_dim, causal):
     )
 
 
+def _attention_lse(in_ty, out_ty, bm, bn, head_dim):
+    return dict(
+        kernel=attention_fwd_lse_kernel,
+        descriptors={"q_desc": (in_ty, [bm, head_dim]), "k_desc": (in_ty, [bn, head_dim]),
+                     "v_desc": (in_ty, [bn, head_dim]), "o_desc": (out_ty, [bm, head_dim])},
+        scalars={"lse_ptr": "*fp32", "sm_scale": "fp32", "seq_len": "i32"},
+        divisible_by_16=["lse_ptr", "seq_len"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": head_dim},
+    )
+
+
 EXAMPLES = {
     "gemm_fp16": _gemm("fp16", "fp16", 128, 256, 64),
     "gemm_fp16_128x128": _gemm("fp16", "fp16", 128, 128, 64),
@@ -132,4 +178,9 @@ EXAMPLES = {
     "gemm_fp8": _gemm("fp8e4nv", "fp16", 128, 256, 128),
     "attn_fwd_fp16": _attention("fp16", "fp16", 128, 128, 128, False),
     "attn_fwd_fp16_causal": _attention("fp16", "fp16", 128, 128, 128, True),
+    # Head dimension 64; 64 x 64 blocks (one consumer group) with the causal mask; the logsumexp
+    # stored by pointer.
+    "attn_fwd_fp16_d64": _attention("fp16", "fp16", 128, 128, 64, False),
+    "attn_fwd_bf16_64x64_causal": _attention("bf16", "bf16", 64, 64, 128, True),
+    "attn_fwd_lse_fp16": _attention_lse("fp16", "fp16", 128, 128, 128),
 }

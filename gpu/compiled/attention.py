@@ -39,6 +39,9 @@ import workloads  # noqa: E402
 # Relative error bounds by input type: P is rounded to the input type for
 # the second product (f16: 2^-11, bf16: 2^-8 per element).
 BOUNDS = {"f16": 4e-3, "bf16": 2.5e-2}
+# The logsumexp comes from the f32 statistics (exp2 on the MUFU unit, about
+# 2^-22 relative per element), not from the rounded P.
+LSE_BOUND = 1e-4
 # (B, H, L): one key block, several, a query grid taller than the SMs.
 CHECK_SHAPES = [(1, 8, 128), (2, 4, 1024), (1, 8, 4096), (3, 5, 384), (4, 32, 512)]
 SMALL_SHAPES = [(1, 2, 256)]
@@ -74,10 +77,18 @@ def reference(q, k, v, b, h, l, d, scale, causal):
     return out.reshape(b * h * l, d)
 
 
-def launch(kern, q, k, v, o, scale, l):
+def reference_lse(q, k, b, h, l, d, scale, causal):
+    """Each query row's logsumexp of the scaled scores, natural log, float32."""
+    s = (q.float().view(b, h, l, d) @ k.float().view(b, h, l, d).transpose(-1, -2)) * scale
+    if causal:
+        s = s.masked_fill(torch.ones(l, l, device=s.device, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.logsumexp(s, dim=-1).reshape(b * h * l)
+
+
+def launch(kern, q, k, v, o, scale, l, lse=None):
     bm = kern.box(0)[0]
     args = (workloads.desc_args(q) + workloads.desc_args(k) + workloads.desc_args(v)
-            + workloads.desc_args(o) + [scale, l])
+            + workloads.desc_args(o) + ([lse] if lse is not None else []) + [scale, l])
     bh = q.shape[0] // l
     return kern.kernel.prepare(*args, grid=(l // bm, bh))
 
@@ -101,16 +112,26 @@ def check(entries, base, small, seed):
             l = (l // bn) * bn
             q, k, v = make_inputs(b, h, l, d, dtype, gen)
             o, ost = workloads.nan_poisoned_out(b * h * l, d, workloads.DTYPES[kern.dtype(3)])
+            # The logsumexp output, poisoned, with a guard element past its end.
+            lse = (torch.full((b * h * l + 1,), float("nan"), device="cuda")
+                   if e["workload"] == "attention_lse" else None)
             scale = d ** -0.5
-            plan = launch(kern, q, k, v, o, scale, l)
+            plan = launch(kern, q, k, v, o, scale, l, lse)
             plan()
             torch.cuda.synchronize()
             ref = reference(q, k, v, b, h, l, d, scale, causal)
             err = workloads.rel_error(o, ref)
             ok = err <= BOUNDS[dt] and workloads.untouched(ost, o)
+            lse_note = ""
+            if lse is not None:
+                lse_err = workloads.rel_error(lse[:-1], reference_lse(q, k, b, h, l, d, scale, causal))
+                guard = bool(torch.isnan(lse[-1]))
+                ok = ok and lse_err <= LSE_BOUND and guard
+                lse_note = (f", logsumexp rel error {lse_err:.2e} (bound {LSE_BOUND:.0e})"
+                            f"{'' if guard else ', wrote past the end'}")
             print(f"{'PASS' if ok else 'FAIL'} {e['id']} B={b} H={h} L={l} D={d}"
                   f"{' causal' if causal else ''}: rel error {err:.2e} (bound {BOUNDS[dt]:.0e})"
-                  f"{'' if workloads.untouched(ost, o) else ', row padding overwritten'}")
+                  f"{lse_note}{'' if workloads.untouched(ost, o) else ', row padding overwritten'}")
             passed += ok
             failed += not ok
     print(f"{passed} passed, {failed} failed")
@@ -130,7 +151,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, causal in zip(axes, (False, True)):
-        sel = [r for r in rows if r["causal"] == causal]
+        sel = [r for r in rows if r["causal"] == causal and r["D"] == 128]
         ls = [r["L"] for r in sel]
         for key, label, style in (("tawa_default", "tawa", "o-"), ("cudnn", "cuDNN", "s--"),
                                   ("fa2", "FlashAttention-2", "^--"), ("triton", "Triton (same source)", "v:")):
@@ -152,17 +173,24 @@ def bench(entries, base, json_path, table_path, plot_path=None):
     from triton.tools.tensor_descriptor import TensorDescriptor
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from gemm_bench import load_jit_functions
-    src = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
+    # The Triton function each benchmarked kernel was compiled from (same
+    # positional arguments: descriptors, scale, L, BM, BN, D, causal).
+    shared = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
+    examples = load_jit_functions(os.path.join(HERE, "..", "..", "examples", "kernels.py"))
+    bench_kernels = {"shared/attn_fp16": (shared.attn_fwd, 128),
+                     "shared/attn_fp16_causal": (shared.attn_fwd, 128),
+                     "examples/attn_fwd_fp16_d64": (examples.attention_fwd_kernel, 64)}
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
-    b, h, d = 4, 32, 128
+    b, h = 4, 32
     rows = []
     by_kernel = {}
     for e in entries:
-        if not e["error"] and e["kernel"].startswith("shared/attn_fp16"):
+        if not e["error"] and e["kernel"] in bench_kernels:
             by_kernel.setdefault(e["kernel"], []).append(e)
     for kid, configs in sorted(by_kernel.items()):
         causal = "causal" in kid
+        triton_fn, d = bench_kernels[kid]
         loaded = {c["config"]: workloads.Loaded(os.path.join(base, c["metadata"])) for c in configs}
         for l in BENCH_LS:
             q, k, v = make_inputs(b, h, l, d, torch.float16, gen)
@@ -187,7 +215,7 @@ def bench(entries, base, json_path, table_path, plot_path=None):
                     print(f"note: {key} unavailable: {str(err).splitlines()[0]}")
             descs = (TensorDescriptor.from_tensor(q, [128, d]), TensorDescriptor.from_tensor(k, [128, d]),
                      TensorDescriptor.from_tensor(v, [128, d]), TensorDescriptor.from_tensor(o, [128, d]))
-            tri = lambda: src.attn_fwd[(l // 128, b * h)](*descs, scale, l, 128, 128, d, causal)
+            tri = lambda: triton_fn[(l // 128, b * h)](*descs, scale, l, 128, 128, d, causal)
             row["triton"] = tf(median_ms(tri))
             rows.append(row)
             print(json.dumps({k: (round(x, 1) if isinstance(x, float) else x) for k, x in row.items()}), flush=True)
@@ -200,7 +228,7 @@ def bench(entries, base, json_path, table_path, plot_path=None):
     configs = sorted({k for r in rows for k in r if k.startswith("tawa_")})
     header = f"{'kernel':28} {'L':>6} " + " ".join(f"{c[5:]:>8}" for c in configs) + \
         f" {'cuDNN':>7} {'FA2':>7} {'Triton':>7} {'/cuDNN':>7} {'/Triton':>7}"
-    out(f"Attention forward fp16, B={b} H={h} D={d}, {torch.cuda.get_device_name()}: TFLOP/s (medians);"
+    out(f"Attention forward fp16, B={b} H={h} (D = 128; the d64 kernel 64), {torch.cuda.get_device_name()}: TFLOP/s (medians);"
         " ratios of tawa's default to cuDNN and to Triton on the same source")
     out(header)
     for r in rows:
@@ -209,11 +237,9 @@ def bench(entries, base, json_path, table_path, plot_path=None):
             " ".join(f"{r[c]:8.1f}" if c in r else f"{'-':>8}" for c in configs) +
               f" {r['cudnn'] or 0:7.1f} {r['fa2'] or 0:7.1f} {r['triton']:7.1f}"
               f" {t / r['cudnn'] if r['cudnn'] else float('nan'):7.3f} {t / r['triton']:7.3f}")
-    for causal in (False, True):
-        sel = [r for r in rows if r["causal"] == causal]
-        if not sel:
-            continue
-        tag = "causal" if causal else "non-causal"
+    for kid in sorted({r["kernel"] for r in rows}):
+        sel = [r for r in rows if r["kernel"] == kid]
+        tag = f"{kid} (D={sel[0]['D']}{', causal' if sel[0]['causal'] else ''})"
         out(f"geomean {tag}: tawa/cuDNN {geo([r['tawa_default'] / r['cudnn'] for r in sel if r['cudnn']]):.3f}, "
               f"tawa/Triton {geo([r['tawa_default'] / r['triton'] for r in sel]):.3f}, "
               f"tawa/FA2 {geo([r['tawa_default'] / r['fa2'] for r in sel if r['fa2']]):.3f}"

@@ -109,14 +109,18 @@ def compile_one(tawac, out, kid, ttir, workload, name, options):
 
 
 # Attention kernels (gpu/compiled/attention.py checks and times them): kernel
-# id -> (TTIR file, whether it is causal). Written to OUT/attention.json, not
-# the GEMM manifest.
+# id -> (TTIR file, whether it is causal, or "lse": non-causal, also storing
+# the rows' logsumexp by pointer). Written to OUT/attention.json, not the
+# GEMM manifest.
 ATTENTION = {
     "shared/attn_fp16": (os.path.join(SHARED, "attn_fp16.ttir"), False),
     "shared/attn_fp16_causal": (os.path.join(SHARED, "attn_fp16_causal.ttir"), True),
     "shared/attn_bf16_bn64": (os.path.join(SHARED, "attn_bf16_bn64.ttir"), False),
     "examples/attn_fwd_fp16": (os.path.join(EXAMPLES, "attn_fwd_fp16.ttir"), False),
     "examples/attn_fwd_fp16_causal": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal.ttir"), True),
+    "examples/attn_fwd_fp16_d64": (os.path.join(EXAMPLES, "attn_fwd_fp16_d64.ttir"), False),
+    "examples/attn_fwd_bf16_64x64_causal": (os.path.join(EXAMPLES, "attn_fwd_bf16_64x64_causal.ttir"), True),
+    "examples/attn_fwd_lse_fp16": (os.path.join(EXAMPLES, "attn_fwd_lse_fp16.ttir"), "lse"),
 }
 # The default, the optimal schedule, and the ablation: no warp-group
 # ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE).
@@ -131,9 +135,10 @@ CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"])]
 
 
 def attention_jobs():
-    return [(kid, ttir, "attention_causal" if causal else "attention", name, options)
+    workload = {False: "attention", True: "attention_causal", "lse": "attention_lse"}
+    return [(kid, ttir, workload[causal], name, options)
             for kid, (ttir, causal) in ATTENTION.items()
-            for name, options in ATTENTION_CONFIGS + (CAUSAL_CONFIGS if causal else [])]
+            for name, options in ATTENTION_CONFIGS + (CAUSAL_CONFIGS if causal is True else [])]
 
 
 def kernel_jobs(sweep):

@@ -194,6 +194,7 @@ private:
   /// tt.reduce along the rows of an accumulator-layout tile.
   LogicalResult emitReduce(tt::ReduceOp op);
   LogicalResult emitStore(tt::DescriptorStoreOp op);
+  LogicalResult emitPointerStore(tt::StoreOp op);
   LogicalResult emitTensorOp(Operation *op);
   LogicalResult emitElementwise(Operation *op);
   FailureOr<std::string> at(Value v, Lay target, Operation *user);

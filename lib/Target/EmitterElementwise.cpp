@@ -95,6 +95,7 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
       .Case<math::Exp2Op>([&](auto) { return "exp2Approx(" + x[0] + ")"; })
       .Case<math::ExpOp>([&](auto) { return "expApprox(" + x[0] + ")"; })
       .Case<math::LogOp>([&](auto) { return "logf(" + x[0] + ")"; })
+      .Case<math::Log2Op>([&](auto) { return "log2f(" + x[0] + ")"; })
       .Case<math::SqrtOp>([&](auto) { return "sqrtf(" + x[0] + ")"; })
       .Case<math::AbsFOp>([&](auto) { return "fabsf(" + x[0] + ")"; })
       .Case<arith::SelectOp>([&](auto) {

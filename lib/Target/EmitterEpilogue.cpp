@@ -248,5 +248,51 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
   line() << "}\n";
 }
 
+/// A store through a tensor of pointers in a register layout (attention's
+/// row statistics): each element from one thread. The four lanes of a quad
+/// hold the same rows of a row vector and every thread of every group the
+/// same columns of a column vector, so only one of them stores.
+LogicalResult Emitter::emitPointerStore(tt::StoreOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "pointer stores are only supported in the consumer "
+                        "partition";
+  if (!isa<RankedTensorType>(op.getValue().getType()))
+    return error(op) << "scalar stores are not supported by CUDA emission";
+  FailureOr<Lay> lay = layoutOf(op.getPtr(), op);
+  if (failed(lay))
+    return failure();
+  FailureOr<std::string> ptr = at(op.getPtr(), *lay, op);
+  FailureOr<std::string> value = at(op.getValue(), *lay, op);
+  if (failed(ptr) || failed(value))
+    return failure();
+  std::string mask;
+  if (op.getMask()) {
+    FailureOr<std::string> m = at(op.getMask(), *lay, op);
+    if (failed(m))
+      return failure();
+    mask = *m;
+  }
+  auto type = cast<RankedTensorType>(op.getValue().getType());
+  Reg shape;
+  shape.lay = *lay;
+  if (*lay == Lay::Acc || *lay == Lay::Row)
+    shape.frags = type.getShape()[0] / (64 * groups);
+  if (*lay == Lay::Acc || *lay == Lay::Col)
+    shape.cols = type.getShape().back();
+  std::string owner = *lay == Lay::Row   ? "tid % 4 == 0"
+                      : *lay == Lay::Col ? "cg == 0 && tid < 4"
+                                         : "";
+  if (!owner.empty())
+    line() << "if (" << owner << ") {\n";
+  ++indent;
+  emitRegLoops(shape);
+  line() << "    " << (mask.empty() ? "" : "if (" + mask + ") ") << "*("
+         << *ptr << ") = " << *value << ";\n";
+  --indent;
+  if (!owner.empty())
+    line() << "}\n";
+  return success();
+}
+
 } // namespace cuda
 } // namespace tawa

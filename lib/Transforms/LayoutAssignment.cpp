@@ -214,6 +214,14 @@ private:
       }
       return;
     }
+    if (auto store = dyn_cast<tt::StoreOp>(op)) {
+      // A store through a tensor of pointers: pointers, value and mask are
+      // read element by element together (the row statistics of attention).
+      SmallVector<Value> tied{store.getPtr(), store.getValue()};
+      if (store.getMask())
+        tied.push_back(store.getMask());
+      return tie(tied, op);
+    }
     if (auto store = dyn_cast<tt::DescriptorStoreOp>(op)) {
       // Stores go out of accumulator fragments (stmatrix, then TMA).
       if (get(store.getSrc()).empty())
