@@ -183,6 +183,8 @@ private:
   DenseMap<Value, ARegTile> aRegs;
   LogicalResult emitProductIssue(Operation *op, Value a, Value b,
                                  const Acc &acc, StringRef scaleD);
+  void emitBDescriptor(const SmemTile &tb, bool kMajor, int64_t n, int64_t k,
+                       int64_t mmaK, int64_t kBytes);
   LogicalResult emitProductIssueRS(Operation *op, const ARegTile &a, Value b,
                                    const Acc &acc, StringRef scaleD);
   /// `[frags][k / mmaK][4]`, the shape of an a_reg array.

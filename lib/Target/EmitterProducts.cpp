@@ -134,6 +134,24 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   return success();
 }
 
+/// The B operand's descriptor at K step kk, in the loops of a product: a
+/// K-major tile is boxes of 128-byte rows along K (step kk starts in box
+/// (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row); a [K, N]
+/// slot is boxes of K rows x 64 columns, LBO = one box, K steps of mmaK rows.
+void Emitter::emitBDescriptor(const SmemTile &tb, bool kMajor, int64_t n,
+                              int64_t k, int64_t mmaK, int64_t kBytes) {
+  int64_t stepsPerBox = kSwizzleBytes / kBytes;
+  if (kMajor)
+    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
+           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
+           << n * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
+           << kBytes << ");\n";
+  else
+    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
+           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+}
+
 /// Issues the wgmmas of one product into `acc` and commits them as one
 /// group: A and B from shared-memory ring slots.
 LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
@@ -184,17 +202,7 @@ LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
          << " + (kk / " << stepsPerBox << ") * " << aRows * kSwizzleBytes
          << " + (cg * " << acc.frags << " + f) * " << 64 * kSwizzleBytes
          << "), (kk % " << stepsPerBox << ") * " << kBytes << ");\n";
-  if (bKMajor)
-    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
-           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
-           << bN * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
-           << kBytes << ");\n";
-  else
-    // [K, N] slot: boxes of K rows x 64 columns, LBO = one box, K steps of
-    // 16 rows.
-    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
-           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
-           << mmaK * kSwizzleBytes << ");\n";
+  emitBDescriptor(tb, bKMajor, bN, k, mmaK, kBytes);
   line() << "    wgmmaSS<" << acc.cols << ", " << *mma << ", 0, "
          << (bKMajor ? 0 : 1) << ">(" << acc.name << "[f], descA, descB, "
          << scaleD << ");\n";
@@ -234,21 +242,12 @@ LogicalResult Emitter::emitProductIssueRS(Operation *op, const ARegTile &a,
     return error(op) << "operand tiles do not match the accumulator";
   int64_t mmaK = fp8 ? 32 : 16;
   int64_t kBytes = mmaK * eb;
-  int64_t stepsPerBox = kSwizzleBytes / kBytes;
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
   line() << "#pragma unroll\n";
   line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
-  if (bKMajor)
-    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
-           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
-           << bN * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
-           << kBytes << ");\n";
-  else
-    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
-           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
-           << mmaK * kSwizzleBytes << ");\n";
+  emitBDescriptor(tb, bKMajor, bN, k, mmaK, kBytes);
   line() << "    wgmmaRS<" << acc.cols << ", " << *mma << ", "
          << (bKMajor ? 0 : 1) << ">(" << acc.name << "[f], " << a.array
          << "[f][kk], descB, " << scaleD << ");\n";

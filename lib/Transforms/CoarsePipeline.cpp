@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Transforms/ArefTiles.h"
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 
@@ -43,13 +44,6 @@ using namespace mlir;
 using namespace tawa;
 
 namespace {
-
-/// The aref.get whose slot `v` is (possibly through a tt.trans view).
-tawa::ArefGetOp slotGet(Value v) {
-  while (auto trans = v.getDefiningOp<tt::TransOp>())
-    v = trans.getSrc();
-  return v.getDefiningOp<tawa::ArefGetOp>();
-}
 
 /// Operations of `body` (its own, not nested) that depend on `seeds`,
 /// the terminator excluded.
@@ -114,7 +108,7 @@ bool annotate(scf::ForOp forOp, bool issueTurns) {
         isa<RankedTensorType>(arg.getType()) &&
         arg.getType() == u.getType())
       accArg = arg;
-  auto uGet = slotGet(u.getB()), tGet = slotGet(t.getB());
+  auto uGet = arefGetOfTile(u.getB()), tGet = arefGetOfTile(t.getB());
   if (!accArg || !uGet || !tGet || !isArg(uGet.getK()))
     return false;
   // The yield must carry U's result back into the accumulator.

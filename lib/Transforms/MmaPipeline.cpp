@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Transforms/ArefTiles.h"
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
@@ -39,13 +40,6 @@ using namespace mlir;
 using namespace tawa;
 
 namespace {
-
-/// The aref.get whose slot `v` is (possibly through a tt.trans view), if any.
-tawa::ArefGetOp slotSource(Value v) {
-  while (auto trans = v.getDefiningOp<tt::TransOp>())
-    v = trans.getSrc();
-  return v.getDefiningOp<tawa::ArefGetOp>();
-}
 
 /// Loops of at most this many iterations keep one product in flight where
 /// long ones keep two. On the H100 (128 x 256 tiles, two cooperative groups,
@@ -70,7 +64,7 @@ SmallVector<tt::DotOp> accumulatingDots(scf::ForOp forOp) {
     unsigned i = acc.getArgNumber() - 1;
     if (yield.getOperand(i) != dot.getD() || !dot.getD().hasOneUse())
       continue;
-    if (!slotSource(dot.getA()) && !slotSource(dot.getB()))
+    if (!arefGetOfTile(dot.getA()) && !arefGetOfTile(dot.getB()))
       continue;
     dots.push_back(dot);
   }
@@ -173,7 +167,7 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
     int64_t minDepth = std::numeric_limits<int64_t>::max();
     for (tt::DotOp dot : dots)
       for (Value operand : {dot.getA(), dot.getB()})
-        if (tawa::ArefGetOp get = slotSource(operand))
+        if (tawa::ArefGetOp get = arefGetOfTile(operand))
           minDepth = std::min<int64_t>(
               minDepth,
               cast<tawa::ArefType>(get.getAref().getType()).getDepth());
@@ -230,7 +224,7 @@ struct MmaPipeline : public tawa::impl::MmaPipelineBase<MmaPipeline> {
     llvm::DenseSet<Value> lateRings;
     for (tt::DotOp dot : dots) {
       for (Value operand : {dot.getA(), dot.getB()})
-        if (tawa::ArefGetOp get = slotSource(operand)) {
+        if (tawa::ArefGetOp get = arefGetOfTile(operand)) {
           auto ring = cast<tawa::ArefType>(get.getAref().getType());
           int64_t depth = lag;
           if (ring.getDepth() <= depth)

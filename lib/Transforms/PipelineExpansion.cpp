@@ -56,6 +56,20 @@ private:
   LogicalResult analyze();
   /// The peeled form (kPeelAttr): two stages, ordered by kOrderAttr.
   LogicalResult runPeeled();
+  /// A constant of the induction variable's type.
+  Value constant(OpBuilder &b, int64_t v) {
+    return arith::ConstantOp::create(
+        b, forOp.getLoc(),
+        b.getIntegerAttr(forOp.getInductionVar().getType(), v));
+  }
+  /// The loop's trip count, max(0, ceildiv(ub - lb, step)).
+  Value tripCount(OpBuilder &b) {
+    Location loc = forOp.getLoc();
+    Value span = arith::SubIOp::create(b, loc, forOp.getUpperBound(),
+                                       forOp.getLowerBound());
+    Value trip = arith::CeilDivSIOp::create(b, loc, span, forOp.getStep());
+    return arith::MaxSIOp::create(b, loc, trip, constant(b, 0));
+  }
   /// Clones the late-stage operations of body positions [begin, end) that
   /// belong to stages for which `wanted(stage)` holds, under guards.
   void cloneStageRuns(OpBuilder &b, llvm::function_ref<bool(int64_t)> wanted,
@@ -164,11 +178,7 @@ LogicalResult Expander::run() {
   OpBuilder b(forOp);
   Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(),
         step = forOp.getStep();
-  Type ivType = forOp.getInductionVar().getType();
-  auto cst = [&](OpBuilder &builder, int64_t v) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getIntegerAttr(ivType, v));
-  };
+  auto cst = [&](OpBuilder &builder, int64_t v) { return constant(builder, v); };
 
   // Loop-carried values: the original ones, then the shift registers
   // (register j of value v holds v of iteration k - j).
@@ -260,10 +270,7 @@ LogicalResult Expander::run() {
     }
 
   if (numStages > 1) {
-    // trip = max(0, ceildiv(ub - lb, step))
-    Value span = arith::SubIOp::create(b, loc, ub, lb);
-    Value trip = arith::CeilDivSIOp::create(b, loc, span, step);
-    trip = arith::MaxSIOp::create(b, loc, trip, cst(b, 0));
+    Value trip = tripCount(b);
     for (int64_t e = 1; e < numStages; ++e) {
       cloneStageRuns(
           b, [&](int64_t s) { return s >= e; },
@@ -322,11 +329,7 @@ LogicalResult Expander::runPeeled() {
   OpBuilder b(forOp);
   Value lb = forOp.getLowerBound(), ub = forOp.getUpperBound(),
         step = forOp.getStep();
-  Type ivType = forOp.getInductionVar().getType();
-  auto cst = [&](OpBuilder &builder, int64_t v) -> Value {
-    return arith::ConstantOp::create(builder, loc,
-                                     builder.getIntegerAttr(ivType, v));
-  };
+  auto cst = [&](OpBuilder &builder, int64_t v) { return constant(builder, v); };
   unsigned numOrig = forOp.getNumRegionIterArgs();
   auto lateYield = [&](unsigned i) {
     Operation *def = yield.getOperand(i).getDefiningOp();
@@ -360,10 +363,8 @@ LogicalResult Expander::runPeeled() {
       wait.setPendings(0);
   };
 
-  // trip = max(0, ceildiv(ub - lb, step)); everything runs under trip > 0.
-  Value span = arith::SubIOp::create(b, loc, ub, lb);
-  Value trip = arith::CeilDivSIOp::create(b, loc, span, step);
-  trip = arith::MaxSIOp::create(b, loc, trip, cst(b, 0));
+  // Everything runs under trips > 0.
+  Value trip = tripCount(b);
   Value any =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trip, cst(b, 0));
   auto guard = scf::IfOp::create(b, loc, forOp.getResultTypes(), any,
