@@ -229,14 +229,18 @@ LogicalResult Emitter::emitTensorOp(Operation *op) {
     Value src = op->getOperand(0);
     if (succeeded(splatOf(src)))
       return success();
+    // Copies first: inserting `res` may grow the map and move what a
+    // reference into it (or an iterator) points to.
     if (accs.count(src)) {
-      accs[res] = accs[src];
+      Acc acc = accs.lookup(src);
+      accs[res] = acc;
       return success();
     }
     auto it = regs.find(src);
     if (it == regs.end())
       return error(op) << "operand has no register layout";
-    regs[res] = it->second;
+    Reg r = it->second;
+    regs[res] = r;
     return success();
   }
   return emitElementwise(op);
