@@ -109,36 +109,35 @@ def compile_one(tawac, out, kid, ttir, workload, name, options):
 
 
 # Attention kernels (gpu/compiled/attention.py checks and times them): kernel
-# id -> (TTIR file, whether it is causal, or "lse": non-causal, also storing
-# the rows' logsumexp by pointer). Written to OUT/attention.json, not the
-# GEMM manifest.
+# id -> (TTIR file, workload: attention, attention_causal, or attention_lse,
+# non-causal and also storing the rows' logsumexp by pointer). Written to
+# OUT/attention.json, not the GEMM manifest.
 ATTENTION = {
-    "shared/attn_fp16": (os.path.join(SHARED, "attn_fp16.ttir"), False),
-    "shared/attn_fp16_causal": (os.path.join(SHARED, "attn_fp16_causal.ttir"), True),
-    "shared/attn_bf16_bn64": (os.path.join(SHARED, "attn_bf16_bn64.ttir"), False),
-    "examples/attn_fwd_fp16": (os.path.join(EXAMPLES, "attn_fwd_fp16.ttir"), False),
-    "examples/attn_fwd_fp16_causal": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal.ttir"), True),
-    "examples/attn_fwd_fp16_d64": (os.path.join(EXAMPLES, "attn_fwd_fp16_d64.ttir"), False),
-    "examples/attn_fwd_bf16_64x64_causal": (os.path.join(EXAMPLES, "attn_fwd_bf16_64x64_causal.ttir"), True),
-    "examples/attn_fwd_lse_fp16": (os.path.join(EXAMPLES, "attn_fwd_lse_fp16.ttir"), "lse"),
+    "shared/attn_fp16": (os.path.join(SHARED, "attn_fp16.ttir"), "attention"),
+    "shared/attn_fp16_causal": (os.path.join(SHARED, "attn_fp16_causal.ttir"), "attention_causal"),
+    "shared/attn_bf16_bn64": (os.path.join(SHARED, "attn_bf16_bn64.ttir"), "attention"),
+    "examples/attn_fwd_fp16": (os.path.join(EXAMPLES, "attn_fwd_fp16.ttir"), "attention"),
+    "examples/attn_fwd_fp16_causal": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal.ttir"), "attention_causal"),
+    "examples/attn_fwd_fp16_d64": (os.path.join(EXAMPLES, "attn_fwd_fp16_d64.ttir"), "attention"),
+    "examples/attn_fwd_bf16_64x64_causal": (os.path.join(EXAMPLES, "attn_fwd_bf16_64x64_causal.ttir"),
+                                            "attention_causal"),
+    "examples/attn_fwd_lse_fp16": (os.path.join(EXAMPLES, "attn_fwd_lse_fp16.ttir"), "attention_lse"),
 }
 # The default, the optimal schedule, and the ablation: no warp-group
 # ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE).
 ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOTURN", ["--issue-turns=false"]),
                      ("NOCOARSE", ["--coarse-pipeline=false"])]
-
-
 # Causal kernels: also the program walk in its grouped order, not heaviest
 # query blocks first.
 CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"])]
 
 
 def attention_jobs():
-    workload = {False: "attention", True: "attention_causal", "lse": "attention_lse"}
-    return [(kid, ttir, workload[causal], name, options)
-            for kid, (ttir, causal) in ATTENTION.items()
-            for name, options in ATTENTION_CONFIGS + (CAUSAL_CONFIGS if causal is True else [])]
+    return [(kid, ttir, workload, name, options)
+            for kid, (ttir, workload) in ATTENTION.items()
+            for name, options in ATTENTION_CONFIGS
+            + (CAUSAL_CONFIGS if workload == "attention_causal" else [])]
 
 
 def kernel_jobs(sweep):

@@ -370,15 +370,15 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
   }
   auto fillTensorResults = [&](scf::YieldOp yield) -> LogicalResult {
     for (auto &[res, acc] : accResults) {
-      Value v = yield.getOperand(cast<OpResult>(res).getResultNumber());
-      FailureOr<std::string> x = at(v, Lay::Acc, yield);
-      if (failed(x))
+      Reg shape;
+      shape.lay = Lay::Acc;
+      shape.array = acc.name;
+      shape.frags = acc.frags;
+      shape.cols = acc.cols;
+      if (failed(emitRegCopy(
+              shape, yield.getOperand(cast<OpResult>(res).getResultNumber()),
+              yield)))
         return failure();
-      line() << "#pragma unroll\n";
-      line() << "for (int f = 0; f < " << acc.frags << "; ++f)\n";
-      line() << "#pragma unroll\n";
-      line() << "  for (int i = 0; i < " << acc.cols / 2 << "; ++i)\n";
-      line() << "    " << acc.name << "[f][i] = " << *x << ";\n";
     }
     for (auto &[res, r] : tensorResults)
       if (failed(emitRegCopy(

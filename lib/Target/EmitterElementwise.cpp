@@ -287,46 +287,31 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
     return error(op) << "unsupported tensor operation '" << op->getName()
                      << "'";
 
-  std::string name, idx = *lay == Lay::Acc   ? "[f][i]"
-                          : *lay == Lay::Row ? "[f][h]"
-                                             : "[j]";
+  Reg target;
   if (*lay == Lay::Acc && elem.isF32()) {
     // Update an accumulator in place when this op is its only reader, so
     // that a rescaled accumulator stays the register array wgmma writes.
     std::optional<Acc> into;
     for (Value v : op->getOperands())
       if (accs.count(v) && v.hasOneUse())
-        into = accs[v];
+        into = accs.lookup(v);
     if (!into)
       into = newAcc(frags, cols);
-    name = into->name;
+    target.lay = Lay::Acc;
+    target.array = into->name;
+    target.frags = frags;
+    target.cols = cols;
     accs[res] = *into;
   } else {
-    Reg r;
-    r.lay = *lay;
-    r.array = fresh("t");
-    r.frags = frags;
-    r.cols = cols;
-    name = r.array;
-    line() << *ctype << " " << name
-           << (*lay == Lay::Acc   ? "[" + std::to_string(frags) + "][" +
-                                      std::to_string(cols / 2) + "]"
-               : *lay == Lay::Row ? "[" + std::to_string(frags) + "][2]"
-                                  : "[" + std::to_string(cols / 4) + "]")
-           << ";\n";
-    regs[res] = r;
+    FailureOr<Reg> r = declareReg(*lay, type, op);
+    if (failed(r))
+      return failure();
+    target = *r;
+    regs[res] = *r;
   }
-  line() << "#pragma unroll\n";
-  if (*lay == Lay::Col) {
-    line() << "for (int j = 0; j < " << cols / 4 << "; ++j)\n";
-  } else {
-    line() << "for (int f = 0; f < " << frags << "; ++f)\n";
-    line() << "#pragma unroll\n";
-    line() << (*lay == Lay::Acc ? "  for (int i = 0; i < " +
-                                      std::to_string(cols / 2) + "; ++i)\n"
-                                : std::string("  for (int h = 0; h < 2; ++h)\n"));
-  }
-  line() << "    " << name << idx << " = " << expr << ";\n";
+  emitRegLoops(target);
+  line() << "    " << target.array << regIndex(*lay) << " = " << expr
+         << ";\n";
   return success();
 }
 
@@ -422,8 +407,7 @@ LogicalResult Emitter::emitARegConversion(Operation *op) {
   // a pairwise pack, fragment.cuh) or 32 (e4m3: packed and byte-permuted
   // across the quad).
   if (elem.isF16() || elem.isBF16()) {
-    line() << "uint32_t " << a.array << "[" << frags << "][" << k / 16
-           << "][4];\n";
+    line() << "uint32_t " << a.array << aRegShape(a) << ";\n";
     line() << "#pragma unroll\n";
     line() << "for (int f = 0; f < " << frags << "; ++f)\n";
     line() << "  accToA16<" << (elem.isF16() ? "__half" : "__nv_bfloat16")
@@ -431,8 +415,7 @@ LogicalResult Emitter::emitARegConversion(Operation *op) {
   } else if (isa<Float8E4M3FNType>(elem)) {
     if (k % 32 != 0)
       return error(op) << "an e4m3 register operand needs K a multiple of 32";
-    line() << "uint32_t " << a.array << "[" << frags << "][" << k / 32
-           << "][4];\n";
+    line() << "uint32_t " << a.array << aRegShape(a) << ";\n";
     line() << "#pragma unroll\n";
     line() << "for (int f = 0; f < " << frags << "; ++f)\n";
     line() << "  accToAE4M3(" << array->first << "[f], " << a.array

@@ -264,27 +264,15 @@ LogicalResult Emitter::emitDot(tt::DotOp op) {
   if (region != Region::Consumer)
     return error(op) << "tt.dot outside the consumer partition";
   Value c = op.getC();
-  Acc acc;
-  std::string scaleD = "1";
-  if (accs.count(c)) {
-    if (!c.hasOneUse())
-      return error(op) << "the accumulator operand has other uses; wgmma "
-                          "updates it in place";
-    acc = accs[c];
-  } else if (isZeroSplat(c)) {
-    auto type = cast<RankedTensorType>(op.getType());
-    FailureOr<Acc> fresh = accOf(c, op, /*fill=*/false);
-    if (failed(fresh))
-      return failure();
-    (void)type;
-    acc = *fresh;
-    scaleD = "kk > 0 ? 1 : 0";
-  } else {
-    FailureOr<Acc> filled = accOf(c, op);
-    if (failed(filled))
-      return failure();
-    acc = *filled;
-  }
+  if (accs.count(c) && !c.hasOneUse())
+    return error(op) << "the accumulator operand has other uses; wgmma "
+                        "updates it in place";
+  bool fromZero = !accs.count(c) && isZeroSplat(c);
+  FailureOr<Acc> chain = accOf(c, op, /*fill=*/!fromZero);
+  if (failed(chain))
+    return failure();
+  const Acc acc = *chain;
+  std::string scaleD = fromZero ? "kk > 0 ? 1 : 0" : "1";
   if (failed(emitProductIssue(op, op.getA(), op.getB(), acc, scaleD)))
     return failure();
   line() << "wgmmaWait<0>();\n";
