@@ -42,16 +42,35 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   if (!pingpong)
     planDeferredEpilogue(op);
 
+  op.getPartitions()[0].walk(
+      [&](SmemTransposeOp) { producerAllWarps = true; });
+  if (producerAllWarps && !deviceMaps.empty())
+    return error(op) << "a kernel that builds tensor maps on the device "
+                        "cannot also store tiles transposed";
   line() << "if (warpGroupIndex() == 0) {\n";
   ++indent;
-  line() << "// Producer: warp 0 runs the producer program, its elected lane "
-            "issues\n";
-  line() << "// expect_tx and TMA; the other warps only hand their registers "
-            "over.\n";
-  line() << "setmaxnregDec<" << regs[0] << ">();\n";
-  line() << "if (warpInGroup() == 0) {\n";
-  ++indent;
-  line() << "const bool leader = electOne();\n";
+  if (producerAllWarps) {
+    line() << "// Producer: warp 0's elected lane issues expect_tx and TMA "
+              "(warp 0 waits\n";
+    line() << "// for free slots); warps 1.. wait for staged tiles, "
+              "transpose them into\n";
+    line() << "// their ring slots and publish them. All walk the same "
+              "loops.\n";
+    line() << "setmaxnregDec<" << regs[0] << ">();\n";
+    line() << "constexpr int kProducerWarps = " << warps[0] << ";\n";
+    line() << "{\n";
+    ++indent;
+    line() << "const bool leader = warpInGroup() == 0 && electOne();\n";
+  } else {
+    line() << "// Producer: warp 0 runs the producer program, its elected "
+              "lane issues\n";
+    line() << "// expect_tx and TMA; the other warps only hand their "
+              "registers over.\n";
+    line() << "setmaxnregDec<" << regs[0] << ">();\n";
+    line() << "if (warpInGroup() == 0) {\n";
+    ++indent;
+    line() << "const bool leader = electOne();\n";
+  }
   line() << "(void)leader;\n";
   region = Region::Producer;
   for (auto &[v, fb] : fillParity) {

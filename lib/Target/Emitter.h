@@ -297,6 +297,9 @@ private:
   };
   llvm::MapVector<Value, FillParity> fillParity;
   MBarrierWaitOp lastProducerWait;
+  // Every producer warp runs the producer program (it transposes slots:
+  // tawa.smem.transpose); else warp 0 alone does.
+  bool producerAllWarps = false;
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
   /// The issue turn of cooperative consumer groups (kIssueTurnAttr): whether

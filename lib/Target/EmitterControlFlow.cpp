@@ -106,7 +106,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
   if (auto make = dyn_cast<tt::MakeTensorDescOp>(op))
     return emitMakeTensorDesc(make);
   if (isa<PingPongWaitOp, PingPongArriveOp, MBarrierWaitOp, MBarrierExpectTxOp,
-          MBarrierArriveOp, TmaLoadOp, SlotViewOp>(op))
+          MBarrierArriveOp, TmaLoadOp, SlotViewOp, SmemTransposeOp>(op))
     return emitMemoryOp(op);
 
   if (auto alloc = dyn_cast<SmemAllocOp>(op)) {

@@ -8,6 +8,8 @@
 
 #include "Emitter.h"
 
+#include "tawa/Transforms/Partition.h"
+
 using namespace mlir;
 
 namespace tawa {
@@ -41,7 +43,14 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
   if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
     if (region == Region::Top)
       return error(op) << "mbarrier wait outside a partition";
-    line() << "mbarrierWait(&" << bars[wait.getBars()].name << "["
+    std::string guard;
+    if (producerAllWarps && region == Region::Producer) {
+      // Warp 0 waits for free slots, the transposing warps for staged tiles.
+      line() << (wait->hasAttr(kTransposerAttr) ? "if (warpInGroup() != 0)\n"
+                                                : "if (warpInGroup() == 0)\n");
+      guard = "  ";
+    }
+    line() << guard << "mbarrierWait(&" << bars[wait.getBars()].name << "["
            << lookup(wait.getSlot()) << "], " << lookup(wait.getParity())
            << ");\n";
     if (region == Region::Producer)
@@ -69,6 +78,20 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
   if (auto arrive = dyn_cast<MBarrierArriveOp>(op)) {
     std::string target =
         bars[arrive.getBars()].name + "[" + lookup(arrive.getSlot()) + "]";
+    if (arrive.getPerWarp() && region == Region::Producer) {
+      if (!producerAllWarps || arrive.getCluster())
+        return error(op) << "internal error: a per-warp arrival in a "
+                            "producer run by one warp";
+      // After the warp's slot transposes (each lane fenced its writes for
+      // the async proxy): one arrival per producer warp.
+      if (!arrive->hasAttr(kTransposerAttr))
+        return error(op) << "internal error: a per-warp producer arrival "
+                            "that is not a transposer's";
+      line() << "__syncwarp();\n";
+      line() << "if (warpInGroup() != 0 && threadIdx.x % 32 == 0)\n";
+      line() << "  mbarrierArrive(&" << target << ");\n";
+      return success();
+    }
     if (arrive.getPerWarp()) {
       if (region != Region::Consumer)
         return error(op) << "per-warp arrival outside the consumer partition";
@@ -176,7 +199,40 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     std::string ptr = fresh("tile");
     line() << "uint8_t *" << ptr << " = " << it->second.name << " + "
            << lookup(slot.getSlot()) << " * " << it->second.stride << ";\n";
+    if (slot.getTransposed()) {
+      // The slot holds the tile's transpose: as stored it is [C, R], and the
+      // value (the tile) is that stored tile transposed.
+      auto stored = RankedTensorType::get(
+          slot.getBuffer().getType().getShape().drop_front(),
+          slot.getBuffer().getType().getElementType());
+      tiles[slot.getResult()] = {ptr, stored, true};
+      return success();
+    }
     tiles[slot.getResult()] = {ptr, slot.getType(), false};
+    return success();
+  }
+  if (auto transpose = dyn_cast<SmemTransposeOp>(op)) {
+    if (region != Region::Producer || !producerAllWarps)
+      return error(op) << "internal error: a slot transpose outside a "
+                          "producer run by all its warps";
+    auto src = rings.find(transpose.getSrc()),
+         dst = rings.find(transpose.getDst());
+    if (src == rings.end() || dst == rings.end())
+      return error(op) << "transpose between unknown buffers";
+    ArrayRef<int64_t> shape = transpose.getSrc().getType().getShape();
+    // Both tiles are boxes of 128-byte rows (TMA's form for the source,
+    // the K-major operand form for the destination).
+    if (shape[1] % 32 != 0 || shape[2] % kSwizzleBytes != 0 ||
+        shape[1] % kSwizzleBytes != 0)
+      return error(op) << "a stored transpose needs both tile extents to be "
+                          "multiples of 128 bytes, got "
+                       << shape[1] << " x " << shape[2];
+    line() << "if (warpInGroup() != 0)\n";
+    line() << "  transposeTileB8Sw128<" << shape[1] << ", " << shape[2]
+           << ">(" << src->second.name << " + " << lookup(transpose.getSlot())
+           << " * " << src->second.stride << ", " << dst->second.name << " + "
+           << lookup(transpose.getSlot()) << " * " << dst->second.stride
+           << ", warpInGroup() - 1, kProducerWarps - 1);\n";
     return success();
   }
   return error(op) << "internal error: not a memory operation";

@@ -47,7 +47,8 @@ void Emitter::findFusedProducts() {
       return;
     SlotViewOp s0 = bSlot(d0.getB()), s1 = bSlot(d1.getB());
     bool kMajor = d0.getB().getDefiningOp<tt::TransOp>() != nullptr;
-    if (!s0 || !s1 || s0.getSlot() != s1.getSlot() ||
+    if (!s0 || !s1 || s0.getTransposed() || s1.getTransposed() ||
+        s0.getSlot() != s1.getSlot() ||
         kMajor != (d1.getB().getDefiningOp<tt::TransOp>() != nullptr) ||
         s0.getBuffer() == s1.getBuffer() ||
         s0.getBuffer().getType() != s1.getBuffer().getType() ||

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Protocol/ArefProtocol.h"
+#include "tawa/Transforms/ArefTiles.h"
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
@@ -34,6 +35,13 @@ struct Ring {
   int64_t depth = 1;
   SmallVector<Value> buffers; // one per payload tile
   Value full, empty;
+  // Tiles stored transposed (fp8 B operands loaded [K, N]): TMA fills a
+  // staging slot, completing stagingFull; the producer's warps transpose it
+  // into the ring slot and each arrives on full. No staging empty barrier:
+  // the ring slot's release means every warp has read its staging slot.
+  SmallVector<Value> staging; // per payload tile; null where not transposed
+  Value stagingFull;
+  int64_t transposeWarps = 0;
 };
 
 Value i32(OpBuilder &b, Location loc, int64_t v) {
@@ -101,6 +109,49 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
     return warps ? warps : 1;
   }
 
+  /// Which payload tiles the ring stores transposed: those that a get
+  /// hands to a product as an fp8 B operand in [K, N] form.
+  FailureOr<SmallVector<bool>> storedTransposed(tawa::ArefCreateOp create) {
+    auto payload = create.getType().getPayload();
+    SmallVector<bool> result(payload.size(), false);
+    for (Operation *user : create->getUsers())
+      if (auto get = dyn_cast<tawa::ArefGetOp>(user))
+        for (auto [i, v] : llvm::enumerate(get.getValues()))
+          result[i] = result[i] || needsStoredTranspose(v);
+    for (Operation *user : create->getUsers()) {
+      auto get = dyn_cast<tawa::ArefGetOp>(user);
+      if (!get)
+        continue;
+      for (auto [i, v] : llvm::enumerate(get.getValues())) {
+        if (!result[i])
+          continue;
+        for (Operation *reader : v.getUsers())
+          if (!isa<tt::DotOp, tawa::DotAsyncOp>(reader) ||
+              reader->getOperand(1) != v || reader->getOperand(0) == v)
+            return emitError(getUserLocation(reader->getLoc()))
+                   << "an fp8 tile read as a product's B operand in [K, N] "
+                      "form is stored transposed (fp8 wgmma reads K-major "
+                      "operands); it cannot also be read otherwise";
+      }
+    }
+    return result;
+  }
+
+  /// Warps of the partition that puts into the ring (all of them transpose).
+  FailureOr<int64_t> putWarps(tawa::ArefCreateOp create) {
+    for (Operation *user : create->getUsers()) {
+      if (!isa<tawa::ArefPutOp>(user))
+        continue;
+      auto ws = user->getParentOfType<tawa::WarpSpecializeOp>();
+      if (!ws)
+        break;
+      for (auto [i, region] : llvm::enumerate(ws.getPartitions()))
+        if (region.isAncestor(user->getParentRegion()))
+          return static_cast<int64_t>(ws.getWarps()[i]);
+    }
+    return create.emitOpError("is filled outside a tawa.warp_specialize");
+  }
+
   LogicalResult lower(tawa::ArefCreateOp create) {
     auto type = create.getType();
     Location loc = create.getLoc();
@@ -111,18 +162,44 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
 
     Ring ring;
     ring.depth = type.getDepth();
-    for (Type t : type.getPayload()) {
-      auto tile = cast<RankedTensorType>(t);
+    FailureOr<SmallVector<bool>> transposed = storedTransposed(create);
+    if (failed(transposed))
+      return failure();
+    auto ringOf = [&](RankedTensorType tile, bool swap) {
       SmallVector<int64_t> shape{ring.depth};
       llvm::append_range(shape, tile.getShape());
+      if (swap)
+        std::swap(shape[1], shape[2]);
       auto memref = MemRefType::get(shape, tile.getElementType(),
                                     MemRefLayoutAttrInterface(),
                                     b.getI64IntegerAttr(kSharedSpace));
-      ring.buffers.push_back(tawa::SmemAllocOp::create(b, loc, memref));
+      return tawa::SmemAllocOp::create(b, loc, memref).getResult();
+    };
+    bool anyDirect = false;
+    for (auto [t, swap] : llvm::zip(type.getPayload(), *transposed)) {
+      auto tile = cast<RankedTensorType>(t);
+      ring.buffers.push_back(ringOf(tile, swap));
+      ring.staging.push_back(swap ? ringOf(tile, false) : Value());
+      anyDirect |= !swap;
     }
     auto bars = tawa::MBarriersType::get(b.getContext(), ring.depth);
+    int64_t fullArrivals = proto::fullArrivalCount();
+    if (llvm::is_contained(*transposed, true)) {
+      FailureOr<int64_t> producerWarps = putWarps(create);
+      if (failed(producerWarps))
+        return failure();
+      // Warp 0 issues the TMA copies and runs ahead; the other warps
+      // transpose behind it and each arrives on the ring slot's full barrier.
+      if (*producerWarps < 2)
+        return create.emitOpError("a ring stored transposed needs a producer "
+                                  "of two warps or more");
+      ring.transposeWarps = *producerWarps - 1;
+      ring.stagingFull = tawa::MBarrierAllocOp::create(
+          b, loc, bars, b.getI32IntegerAttr(proto::fullArrivalCount()));
+      fullArrivals = (anyDirect ? 1 : 0) + ring.transposeWarps;
+    }
     ring.full = tawa::MBarrierAllocOp::create(
-        b, loc, bars, b.getI32IntegerAttr(proto::fullArrivalCount()));
+        b, loc, bars, b.getI32IntegerAttr(fullArrivals));
     ring.empty = tawa::MBarrierAllocOp::create(
         b, loc, bars,
         b.getI32IntegerAttr(proto::emptyArrivalCount(
@@ -166,12 +243,45 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
     Value slot = slotOf(b, loc, put.getK(), ring.depth);
     Value parity = parityOf(b, loc, put.getK(), ring.depth, /*producer=*/true);
     tawa::MBarrierWaitOp::create(b, loc, ring.empty, slot, parity);
-    tawa::MBarrierExpectTxOp::create(b, loc, ring.full, slot,
-                                     b.getI64IntegerAttr(bytes));
-    for (auto [load, buffer] : llvm::zip(loads, ring.buffers)) {
+    int64_t stagedBytes = 0;
+    for (auto [load, staging] : llvm::zip(loads, ring.staging))
+      if (staging)
+        stagedBytes += tileBytes(cast<RankedTensorType>(load.getType()));
+    if (bytes > stagedBytes)
+      tawa::MBarrierExpectTxOp::create(b, loc, ring.full, slot,
+                                       b.getI64IntegerAttr(bytes - stagedBytes));
+    for (auto [load, buffer, staging] :
+         llvm::zip(loads, ring.buffers, ring.staging)) {
+      if (staging)
+        continue;
       tawa::TmaLoadOp::create(b, load.getLoc(), load.getDesc(),
                               load.getIndices(), buffer, slot, ring.full,
                               /*multicast=*/Value());
+    }
+    if (stagedBytes) {
+      // Fill the staging slot, wait for it (every producer warp), transpose
+      // into the ring slot, and release it to the consumers warp by warp.
+      tawa::MBarrierExpectTxOp::create(b, loc, ring.stagingFull, slot,
+                                       b.getI64IntegerAttr(stagedBytes));
+      for (auto [load, staging] : llvm::zip(loads, ring.staging))
+        if (staging)
+          tawa::TmaLoadOp::create(b, load.getLoc(), load.getDesc(),
+                                  load.getIndices(), staging, slot,
+                                  ring.stagingFull, /*multicast=*/Value());
+      Value filled =
+          parityOf(b, loc, put.getK(), ring.depth, /*producer=*/false);
+      UnitAttr transposer = b.getUnitAttr();
+      tawa::MBarrierWaitOp::create(b, loc, ring.stagingFull, slot, filled)
+          ->setAttr(kTransposerAttr, transposer);
+      for (auto [load, buffer, staging] :
+           llvm::zip(loads, ring.buffers, ring.staging))
+        if (staging)
+          tawa::SmemTransposeOp::create(b, load.getLoc(), staging, buffer,
+                                        slot)
+              ->setAttr(kTransposerAttr, transposer);
+      tawa::MBarrierArriveOp::create(b, loc, ring.full, slot,
+                                     /*per_warp=*/true, /*cluster=*/false)
+          ->setAttr(kTransposerAttr, transposer);
     }
     put.erase();
     for (tt::DescriptorLoadOp load : loads)
@@ -185,9 +295,10 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
     Value slot = slotOf(b, loc, get.getK(), ring.depth);
     Value parity = parityOf(b, loc, get.getK(), ring.depth, /*producer=*/false);
     tawa::MBarrierWaitOp::create(b, loc, ring.full, slot, parity);
-    for (auto [value, buffer] : llvm::zip(get.getValues(), ring.buffers)) {
-      auto view =
-          tawa::SlotViewOp::create(b, loc, value.getType(), buffer, slot);
+    for (auto [value, buffer, staging] :
+         llvm::zip(get.getValues(), ring.buffers, ring.staging)) {
+      auto view = tawa::SlotViewOp::create(b, loc, value.getType(), buffer,
+                                           slot, /*transposed=*/!!staging);
       value.replaceAllUsesWith(view.getTile());
     }
     get.erase();

@@ -3,6 +3,7 @@
 // RUN: tawa-opt %t.mlir -tawa-aref-lowering | FileCheck %s --check-prefix=GEMM
 // Ping-pong partitions release disjoint slots: 4 arrivals (one group's warps).
 // RUN: tawac %examples_ttir/gemm_fp16_128x128.ttir --emit=ws-ir --pingpong | tawa-opt -tawa-aref-lowering | FileCheck %s --check-prefix=PINGPONG
+// RUN: tawac %shared_ttir/attn_fp8.ttir --emit=ws-ir | tawa-opt -tawa-aref-lowering | FileCheck %s --check-prefix=FP8
 // PINGPONG: tawa.mbarrier.alloc arrivals(4) : !tawa.mbarriers<4>
 
 // Ring position k: slot k mod D, phase (k / D) & 1; the producer waits on
@@ -99,3 +100,24 @@ tt.func @not_tma(%x: tensor<64x32xf16>, %k: i32) {
 // GEMM: tawa.smem.slot
 // GEMM: tawa.dot_async
 // GEMM: tawa.mbarrier.arrive {{.*}}per_warp
+
+// fp8 V, the B operand of P V in [K, N] form: its ring holds the transpose.
+// TMA fills a staging ring of the loaded shape (staged-full barrier: one
+// arrival plus bytes); producer warps 1-3 wait for it, transpose into the
+// ring slot and arrive on its full barrier per warp (3 arrivals, no bytes);
+// the consumer reads the slot as the tile's transpose.
+// K's ring first (loaded [N, K], read through tt.trans: K-major as stored).
+// FP8: tawa.mbarrier.alloc arrivals(8) : !tawa.mbarriers<3>
+// FP8-NEXT: %[[VRING:.*]] = tawa.smem.alloc : memref<3x128x128xf8E4M3FN, 3>
+// FP8-NEXT: %[[STAGING:.*]] = tawa.smem.alloc : memref<3x128x128xf8E4M3FN, 3>
+// FP8-NEXT: %[[STAGED:.*]] = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<3>
+// FP8-NEXT: %[[FULL:.*]] = tawa.mbarrier.alloc arrivals(3) : !tawa.mbarriers<3>
+// FP8-NEXT: %[[EMPTY:.*]] = tawa.mbarrier.alloc arrivals(8) : !tawa.mbarriers<3>
+// FP8: tawa.mbarrier.wait %[[EMPTY]][%[[S:.*]]], parity
+// FP8-NEXT: tawa.mbarrier.arrive_expect_tx %[[STAGED]][%[[S]]], bytes 16384
+// FP8-NEXT: tawa.tma.load %{{.*}} into %[[STAGING]][%[[S]]] arrive %[[STAGED]]
+// FP8: tawa.mbarrier.wait %[[STAGED]][%[[S]]], parity %{{.*}} {tawa.transposer}
+// FP8-NEXT: tawa.smem.transpose %[[STAGING]][%[[S]]] into %[[VRING]] {tawa.transposer}
+// FP8-NEXT: tawa.mbarrier.arrive %[[FULL]][%[[S]]] per_warp {tawa.transposer}
+// FP8: tawa.mbarrier.wait %[[FULL]]
+// FP8: tawa.smem.slot %[[VRING]][%{{.*}}] transposed : memref<3x128x128xf8E4M3FN, 3> -> tensor<128x128xf8E4M3FN>

@@ -46,6 +46,10 @@ inline constexpr llvm::StringLiteral kPeelAttr = "tawa.pipeline_peel";
 /// group waits for its turn before the first of a run of them and passes the
 /// turn after the last, through two named barriers (CUDA emission).
 inline constexpr llvm::StringLiteral kIssueTurnAttr = "tawa.issue_turn";
+/// On the producer ops of a ring stored transposed that the transposing
+/// warps run (the staging wait, tawa.smem.transpose, their arrival): warp 0
+/// of the producer issues TMA and runs ahead; warps 1.. transpose behind it.
+inline constexpr llvm::StringLiteral kTransposerAttr = "tawa.transposer";
 
 /// Unit attribute on a tawa.warp_specialize whose consumer partitions take
 /// alternate tiles (ping-pong): each ring slot is released by one of them.

@@ -7,4 +7,5 @@
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tensormap.cuh"
 #include "tawa/device/tma.cuh"
+#include "tawa/device/transpose.cuh"
 #include "tawa/device/wgmma.cuh"

@@ -195,11 +195,37 @@ LogicalResult SlotViewOp::verify() {
   if (failed(verifyRingBuffer(*this, buffer)))
     return failure();
   auto tile = cast<RankedTensorType>(getTile().getType());
-  if (tile.getShape() != buffer.getShape().drop_front() ||
+  SmallVector<int64_t> stored(buffer.getShape().drop_front());
+  if (getTransposed()) {
+    if (stored.size() != 2)
+      return emitOpError("a transposed slot holds a 2-D tile, got ") << buffer;
+    std::swap(stored[0], stored[1]);
+  }
+  if (tile.getShape() != ArrayRef<int64_t>(stored) ||
       tile.getElementType() != buffer.getElementType())
     return emitOpError("a slot of ")
            << buffer << " holds a tile of shape "
-           << "[slots dropped] and its element type, not " << tile;
+           << (getTransposed() ? "[slots dropped, transposed]"
+                               : "[slots dropped]")
+           << " and its element type, not " << tile;
+  return success();
+}
+
+LogicalResult SmemTransposeOp::verify() {
+  auto src = getSrc().getType(), dst = getDst().getType();
+  if (failed(verifyRingBuffer(*this, src)) ||
+      failed(verifyRingBuffer(*this, dst)))
+    return failure();
+  if (src.getRank() != 3 || dst.getRank() != 3 ||
+      src.getShape()[0] != dst.getShape()[0] ||
+      src.getShape()[1] != dst.getShape()[2] ||
+      src.getShape()[2] != dst.getShape()[1])
+    return emitOpError("transposes [slots, R, C] into [slots, C, R], got ")
+           << src << " and " << dst;
+  if (src.getElementType() != dst.getElementType() ||
+      src.getElementTypeBitWidth() != 8)
+    return emitOpError("transposes tiles of one 8-bit element type, got ")
+           << src.getElementType() << " and " << dst.getElementType();
   return success();
 }
 

@@ -239,3 +239,32 @@ tt.func @partition_syntax() {
     }
   tt.return
 }
+
+// -----
+
+tt.func @transpose_shapes(%s: i32) {
+  %a = tawa.smem.alloc : memref<2x128x64xf8E4M3FN, 3>
+  %b = tawa.smem.alloc : memref<2x128x64xf8E4M3FN, 3>
+  // expected-error @+1 {{'tawa.smem.transpose' op transposes [slots, R, C] into [slots, C, R]}}
+  tawa.smem.transpose %a[%s] into %b : memref<2x128x64xf8E4M3FN, 3>, memref<2x128x64xf8E4M3FN, 3>
+  tt.return
+}
+
+// -----
+
+tt.func @transpose_16bit(%s: i32) {
+  %a = tawa.smem.alloc : memref<2x128x64xf16, 3>
+  %b = tawa.smem.alloc : memref<2x64x128xf16, 3>
+  // expected-error @+1 {{'tawa.smem.transpose' op transposes tiles of one 8-bit element type}}
+  tawa.smem.transpose %a[%s] into %b : memref<2x128x64xf16, 3>, memref<2x64x128xf16, 3>
+  tt.return
+}
+
+// -----
+
+tt.func @transposed_slot_shape(%s: i32) {
+  %a = tawa.smem.alloc : memref<2x64x128xf8E4M3FN, 3>
+  // expected-error @+1 {{'tawa.smem.slot' op a slot of 'memref<2x64x128xf8E4M3FN, 3>' holds a tile of shape [slots dropped, transposed]}}
+  %t = tawa.smem.slot %a[%s] transposed : memref<2x64x128xf8E4M3FN, 3> -> tensor<64x128xf8E4M3FN>
+  tt.return
+}

@@ -113,3 +113,16 @@ tt.func @full_register_file() {
     }
   tt.return
 }
+
+// A ring that stores its 8-bit tiles transposed: the producer transposes a
+// staged slot into it, the consumer views a slot as the tile's transpose.
+// CHECK-LABEL: tt.func @stored_transpose
+// CHECK: tawa.smem.transpose %{{.*}}[%{{.*}}] into %{{.*}} : memref<2x128x64xf8E4M3FN, 3>, memref<2x64x128xf8E4M3FN, 3>
+// CHECK: tawa.smem.slot %{{.*}}[%{{.*}}] transposed : memref<2x64x128xf8E4M3FN, 3> -> tensor<128x64xf8E4M3FN>
+tt.func @stored_transpose(%s: i32) {
+  %staging = tawa.smem.alloc : memref<2x128x64xf8E4M3FN, 3>
+  %ring = tawa.smem.alloc : memref<2x64x128xf8E4M3FN, 3>
+  tawa.smem.transpose %staging[%s] into %ring : memref<2x128x64xf8E4M3FN, 3>, memref<2x64x128xf8E4M3FN, 3>
+  %t = tawa.smem.slot %ring[%s] transposed : memref<2x64x128xf8E4M3FN, 3> -> tensor<128x64xf8E4M3FN>
+  tt.return
+}

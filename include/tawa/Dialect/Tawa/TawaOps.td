@@ -281,10 +281,37 @@ def Tawa_SlotViewOp : Tawa_Op<"smem.slot", [
   let description = [{
     Reads of the result (a wgmma operand, a transpose view) read shared memory
     directly; the value is valid until the slot is released.
+
+    With `transposed`, the slot holds the tile's transpose (a 2-D tile
+    [R, C] stored as [C, R], written by tawa.smem.transpose): what an fp8
+    product needs of a B operand loaded [K, N], since fp8 wgmma reads only
+    K-major operands.
   }];
-  let arguments = (ins AnyStaticShapeMemRef:$buffer, I32:$slot);
+  let arguments = (ins AnyStaticShapeMemRef:$buffer, I32:$slot,
+                       UnitAttr:$transposed);
   let results = (outs AnyRankedTensor:$tile);
-  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer) `->` type($tile)";
+  let assemblyFormat = [{
+    $buffer `[` $slot `]` (`transposed` $transposed^)? attr-dict `:` type($buffer) `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tawa_SmemTransposeOp : Tawa_Op<"smem.transpose", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "transpose one 8-bit tile between two rings' slots (producer)";
+  let description = [{
+    Every thread of the producer warp group copies its share of the [R, C]
+    tile in slot `slot` of `src` (as TMA stored it: boxes of 128-byte rows,
+    128-byte swizzle) to slot `slot` of `dst` as [C, R] in the same form, so
+    that wgmma reads it as a K-major operand, then fences its writes for the
+    async proxy. The caller waits for `src`'s fill before and arrives on the
+    destination's full barrier after (per warp).
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$src, AnyStaticShapeMemRef:$dst,
+                       I32:$slot);
+  let assemblyFormat = [{
+    $src `[` $slot `]` `into` $dst attr-dict `:` type($src) `,` type($dst)
+  }];
   let hasVerifier = 1;
 }
 

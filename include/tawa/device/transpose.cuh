@@ -1,0 +1,77 @@
+// Transposes of 8-bit tiles in shared memory. fp8 wgmma reads only K-major
+// operands, so a B operand loaded [K, N] (N contiguous: attention's V) is
+// rewritten as [N, K] by the producer warps before the consumers read it.
+#pragma once
+#include "tawa/device/sync.cuh"
+#include "tawa/device/types.cuh"
+
+namespace tawa::device {
+
+/// Byte offset of byte `col` of row `row` in a tile of `Rows` rows stored as
+/// TMA stores it with the 128-byte swizzle: boxes of 128-byte rows, one box
+/// per 128 bytes of the row, each 16-byte chunk c of row r at chunk c ^ r % 8.
+template <int Rows>
+__device__ __forceinline__ uint32_t sw128Offset(int row, int col) {
+  return (col / 128) * Rows * 128 + row * 128 +
+         ((((col % 128) / 16) ^ (row % 8)) * 16) + col % 16;
+}
+
+/// Bytes (i, j) of four words, one per row i, transposed: word j of the
+/// result holds byte j of each input word, row 0 in byte 0.
+__device__ __forceinline__ void transposeBytes4x4(const uint32_t (&in)[4],
+                                                  uint32_t (&out)[4]) {
+  const uint32_t lo01 = __byte_perm(in[0], in[1], 0x5140); // 0.0 1.0 0.1 1.1
+  const uint32_t hi01 = __byte_perm(in[0], in[1], 0x7362); // 0.2 1.2 0.3 1.3
+  const uint32_t lo23 = __byte_perm(in[2], in[3], 0x5140);
+  const uint32_t hi23 = __byte_perm(in[2], in[3], 0x7362);
+  out[0] = __byte_perm(lo01, lo23, 0x5410);
+  out[1] = __byte_perm(lo01, lo23, 0x7632);
+  out[2] = __byte_perm(hi01, hi23, 0x5410);
+  out[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
+/// dst = transpose(src) for an 8-bit [R, C] tile, both in the 128-byte
+/// swizzled box form (src: R rows of C bytes; dst: C rows of R bytes), done
+/// by `warps` warps together (this one is `warp`), then fenced for the
+/// async proxy (wgmma reads dst through descriptors). The caller orders the
+/// source's fill before and publishes dst after (an mbarrier arrival).
+///
+/// Work is 4 x 4-byte blocks: 4 word loads, 8 byte permutes, 4 word stores.
+/// In each 128 x 128 part, lane (a, b, e) = (l % 4, l / 4 % 4, l / 16) of
+/// step (u, w) takes the block of column words a + 4 (p ^ u) and row quads
+/// b + 4 (q ^ w), p = 2b + e, q = 2a + e: in every load and store of a step
+/// the 32 lanes touch 32 different banks through the swizzle, and the steps
+/// u in [0, 8), w in {0, 2, 4, 6} cover each block once.
+template <int R, int C>
+__device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
+                                                     uint8_t *dst, int warp,
+                                                     int warps) {
+  static_assert(R % 128 == 0 && C % 128 == 0,
+                "both extents must be multiples of 128 bytes");
+  const int lane = threadIdx.x % 32;
+  const int a = lane % 4, b = (lane / 4) % 4, e = lane / 16;
+  const int p = 2 * b + e, q = 2 * a + e;
+#pragma unroll 1
+  for (int part = 0; part < (R / 128) * (C / 128); ++part) {
+    const int r0 = (part / (C / 128)) * 128, c0 = (part % (C / 128)) * 128;
+#pragma unroll 2
+    for (int t = warp; t < 32; t += warps) {
+      const int u = t % 8, w = 2 * (t / 8);
+      const int col = c0 + 4 * (a + 4 * (p ^ u)); // source byte column
+      const int row = r0 + 4 * (b + 4 * (q ^ w)); // source row
+      uint32_t in[4], out[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        in[i] = *reinterpret_cast<const uint32_t *>(
+            src + sw128Offset<R>(row + i, col));
+      transposeBytes4x4(in, out);
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        *reinterpret_cast<uint32_t *>(dst + sw128Offset<C>(col + j, row)) =
+            out[j];
+    }
+  }
+  fenceProxyAsyncShared();
+}
+
+} // namespace tawa::device
