@@ -132,6 +132,88 @@ def attention_fwd_lse_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, sm_scale, 
     tl.store(lse_ptr + offs_m, (m_i + tl.math.log2(l_i)) * 0.6931471805599453)  # ln(2)
 
 
+@triton.jit
+def attention_fwd_causal_split_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, seq_len,
+                                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                      HEAD_DIM: tl.constexpr):
+    """Causal attention_fwd_kernel written as two loops, as Triton's tutorial writes it: the key
+    blocks left of the diagonal without a mask, then the diagonal band with it (BLOCK_M is a
+    multiple of BLOCK_N)."""
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    row_base = off_bh * seq_len
+    q_row = row_base + start_m * BLOCK_M
+
+    q = q_desc.load([q_row, 0])
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+
+    band = start_m * BLOCK_M
+    for start_n in range(0, band, BLOCK_N):  # off the band: every key precedes every query
+        k = k_desc.load([row_base + start_n, 0])
+        s = tl.dot(q, k.T) * qk_scale
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([row_base + start_n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    for start_n in range(band, band + BLOCK_M, BLOCK_N):  # the band: mask keys after the query
+        k = k_desc.load([row_base + start_n, 0])
+        s = tl.dot(q, k.T) * qk_scale
+        keep = offs_m[:, None] >= (start_n + offs_n)[None, :]
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([row_base + start_n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+
+    acc = acc / l_i[:, None]
+    o_desc.store([q_row, 0], acc.to(o_desc.dtype))
+
+
+@triton.jit
+def attention_fwd_kt_kernel(q_desc, kt_desc, v_desc, o_desc, sm_scale, seq_len,
+                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    """attention_fwd_kernel (non-causal) with K stored pre-transposed and the softmax in base e:
+    kt_desc views K^T as [batch * heads * HEAD_DIM, seq_len] (each head's [HEAD_DIM, seq_len]
+    block), so QK^T reads a [HEAD_DIM, BLOCK_N] tile as it is, and ``exp`` replaces ``exp2``."""
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    row_base = off_bh * seq_len
+    q_row = row_base + start_m * BLOCK_M
+
+    q = q_desc.load([q_row, 0])
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    for start_n in range(0, seq_len, BLOCK_N):
+        kt = kt_desc.load([off_bh * HEAD_DIM, start_n])
+        s = tl.dot(q, kt) * sm_scale
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([row_base + start_n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+
+    acc = acc / l_i[:, None]
+    o_desc.store([q_row, 0], acc.to(o_desc.dtype))
+
+
 # ---------------------------------------------------------------------------------------------
 # The specializations whose TTIR lives in examples/ttir/. For each: the kernel, the descriptor
 # arguments as (element type, block shape), the remaining runtime arguments with their Triton
@@ -171,6 +253,28 @@ def _attention_lse(in_ty, out_ty, bm, bn, head_dim):
     )
 
 
+def _attention_split(in_ty, out_ty, bm, bn, head_dim):
+    return dict(
+        kernel=attention_fwd_causal_split_kernel,
+        descriptors={"q_desc": (in_ty, [bm, head_dim]), "k_desc": (in_ty, [bn, head_dim]),
+                     "v_desc": (in_ty, [bn, head_dim]), "o_desc": (out_ty, [bm, head_dim])},
+        scalars={"sm_scale": "fp32", "seq_len": "i32"},
+        divisible_by_16=["seq_len"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": head_dim},
+    )
+
+
+def _attention_kt(in_ty, out_ty, bm, bn, head_dim):
+    return dict(
+        kernel=attention_fwd_kt_kernel,
+        descriptors={"q_desc": (in_ty, [bm, head_dim]), "kt_desc": (in_ty, [head_dim, bn]),
+                     "v_desc": (in_ty, [bn, head_dim]), "o_desc": (out_ty, [bm, head_dim])},
+        scalars={"sm_scale": "fp32", "seq_len": "i32"},
+        divisible_by_16=["seq_len"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": head_dim},
+    )
+
+
 EXAMPLES = {
     "gemm_fp16": _gemm("fp16", "fp16", 128, 256, 64),
     "gemm_fp16_128x128": _gemm("fp16", "fp16", 128, 128, 64),
@@ -183,4 +287,6 @@ EXAMPLES = {
     "attn_fwd_fp16_d64": _attention("fp16", "fp16", 128, 128, 64, False),
     "attn_fwd_bf16_64x64_causal": _attention("bf16", "bf16", 64, 64, 128, True),
     "attn_fwd_lse_fp16": _attention_lse("fp16", "fp16", 128, 128, 128),
+    "attn_fwd_fp16_causal_split": _attention_split("fp16", "fp16", 128, 128, 128),
+    "attn_fwd_fp16_kt_exp": _attention_kt("fp16", "fp16", 128, 128, 128),
 }

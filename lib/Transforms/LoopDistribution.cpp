@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Transforms/ArefTiles.h"
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
@@ -78,6 +79,9 @@ namespace {
 struct ArefGroup {
   SmallVector<tt::DescriptorLoadOp> loads; // in block order
   Value aref;
+  /// The ring (aref and position counter) the group fills: its own, or one
+  /// shared with the groups of the same descriptors in sibling loops.
+  unsigned ring = 0;
   /// The operation of the loads' block after which every consumer read of the
   /// group's slot has happened (nullptr: no read).
   Operation *lastUse = nullptr;
@@ -139,6 +143,7 @@ private:
   /// Sets tileLoop; what prevents ping-pong (where, why) if anything does.
   std::optional<std::pair<Operation *, std::string>> findTileLoop();
   Value increment(OpBuilder &b, Location loc, Value v);
+  Value skippedPositions(ArefGroup &group, OpBuilder &eb, Location loc);
   void strip(Operation *op);
 
   tt::FuncOp func;
@@ -151,10 +156,15 @@ private:
   /// In the consumer clone being built: which tiles it takes (-1: all).
   int parity = -1;
   SmallVector<ArefGroup> groups;
+  /// The first group of each ring: loops in sequence that load the same
+  /// descriptors (a causal kernel's off-band and on-band loops) fill one
+  /// ring, its position carried from one loop into the next, instead of one
+  /// ring each (which would halve the depth the shared memory allows).
+  SmallVector<unsigned> ringLeader;
   llvm::DenseMap<Operation *, unsigned> groupOfLoad;
   // Per partition while cloning:
   IRMapping map;
-  SmallVector<Value> counter; // current iteration counter of each group
+  SmallVector<Value> counter; // current position of each ring
   Region *partitionRegion = nullptr;
   LogicalResult status = success();
 };
@@ -244,18 +254,43 @@ LogicalResult Distributor::collectGroups() {
       }
     }
   }
+  // Groups of the same descriptors and tiles, each directly in its own
+  // scf.for, the loops siblings in one block: one ring.
+  auto sameRing = [](ArefGroup &a, ArefGroup &b) {
+    if (a.loads.size() != b.loads.size())
+      return false;
+    for (auto [x, y] : llvm::zip(a.loads, b.loads))
+      if (x.getDesc() != y.getDesc() || x.getType() != y.getType())
+        return false;
+    Operation *pa = a.loads.front()->getParentOp();
+    Operation *pb = b.loads.front()->getParentOp();
+    return pa != pb && isa<scf::ForOp>(pa) && isa<scf::ForOp>(pb) &&
+           pa->getBlock() == pb->getBlock();
+  };
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    auto shared = llvm::find_if(ringLeader, [&](unsigned leader) {
+      return sameRing(groups[leader], group);
+    });
+    if (shared != ringLeader.end()) {
+      group.ring = shared - ringLeader.begin();
+      continue;
+    }
+    group.ring = ringLeader.size();
+    ringLeader.push_back(g);
+  }
   return success();
 }
 
 SmallVector<unsigned> Distributor::groupsInside(Operation *op) {
   SmallVector<unsigned> inside;
-  for (auto [i, group] : llvm::enumerate(groups))
-    if (op->isProperAncestor(group.loads.front()))
-      inside.push_back(i);
+  for (ArefGroup &group : groups)
+    if (op->isProperAncestor(group.loads.front()) &&
+        !llvm::is_contained(inside, group.ring))
+      inside.push_back(group.ring);
   // Ping-pong consumers also thread a count of tile-loop iterations, the
-  // counter after the groups'.
+  // counter after the rings'.
   if (parity >= 0 && op->isAncestor(tileLoop))
-    inside.push_back(groups.size());
+    inside.push_back(ringLeader.size());
   return inside;
 }
 
@@ -319,7 +354,7 @@ void Distributor::cloneLoopBody(Block &src, OpBuilder &b, int32_t p,
 
 void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
   Location loc = tileLoop->getLoc();
-  unsigned tiles = groups.size();
+  unsigned tiles = ringLeader.size();
   // Bookkeeping first, for every tile.
   for (Operation &op : src.without_terminator())
     if (isTileControl(&op) && isInPartition(&op, p))
@@ -330,10 +365,11 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                             arith::RemUIOp::create(b, loc, counter[tiles], two),
                             arith::ConstantIntOp::create(b, loc, parity, 32));
-  SmallVector<unsigned> inner;
-  for (auto [g, group] : llvm::enumerate(groups))
-    if (tileLoop->isProperAncestor(group.loads.front()))
-      inner.push_back(g);
+  SmallVector<unsigned> inner; // rings filled inside the tile loop
+  for (ArefGroup &group : groups)
+    if (tileLoop->isProperAncestor(group.loads.front()) &&
+        !llvm::is_contained(inner, group.ring))
+      inner.push_back(group.ring);
   SmallVector<Type> types(inner.size(), b.getI32Type());
   auto ifOp = scf::IfOp::create(b, loc, types, mine, /*withElseRegion=*/true);
   SmallVector<Value> before(counter.begin(), counter.end());
@@ -368,37 +404,51 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
     // load directly in the tile loop).
     OpBuilder eb = OpBuilder::atBlockEnd(ifOp.elseBlock());
     SmallVector<Value> yields;
-    for (unsigned g : inner) {
-      Operation *parent = groups[g].loads.front()->getParentOp();
+    for (unsigned r : inner) {
+      // Every loop filling ring r (loops in sequence may share it).
       Value skipped;
-      if (parent == tileLoop) {
-        skipped = arith::ConstantIntOp::create(eb, loc, 1, 32);
-      } else {
-        auto kLoop = cast<scf::ForOp>(parent);
-        Value lb = map.lookupOrDefault(kLoop.getLowerBound());
-        Value ub = map.lookupOrDefault(kLoop.getUpperBound());
-        Value step = map.lookupOrDefault(kLoop.getStep());
-        if (!available(lb, partitionRegion) ||
-            !available(ub, partitionRegion) ||
-            !available(step, partitionRegion)) {
-          emitError(getUserLocation(kLoop.getLoc()))
-              << "ping-pong consumers need K-loop bounds that are plain "
-                 "scalar arithmetic (to skip the other consumer's tiles)";
-          status = failure();
+      for (ArefGroup &group : groups) {
+        if (group.ring != r)
+          continue;
+        Value trips = skippedPositions(group, eb, loc);
+        if (!trips)
           return;
-        }
-        Value span = arith::SubIOp::create(eb, loc, ub, lb);
-        Value zero = arith::ConstantIntOp::create(eb, loc, 0, 32);
-        span = arith::MaxSIOp::create(eb, loc, span, zero);
-        skipped = arith::CeilDivSIOp::create(eb, loc, span, step);
+        skipped = skipped ? arith::AddIOp::create(eb, loc, skipped, trips)
+                                .getResult()
+                          : trips;
       }
-      yields.push_back(arith::AddIOp::create(eb, loc, before[g], skipped));
+      yields.push_back(arith::AddIOp::create(eb, loc, before[r], skipped));
     }
     scf::YieldOp::create(eb, loc, yields);
   }
-  for (auto [k, g] : llvm::enumerate(inner))
-    counter[g] = ifOp.getResult(k);
+  for (auto [k, r] : llvm::enumerate(inner))
+    counter[r] = ifOp.getResult(k);
   counter[tiles] = increment(b, loc, counter[tiles]);
+}
+
+/// Ring positions one tile's run of `group`'s loads takes: 1 for loads in
+/// the tile loop itself, else its K loop's trip count (null after an error).
+Value Distributor::skippedPositions(ArefGroup &group, OpBuilder &eb,
+                                   Location loc) {
+  Operation *parent = group.loads.front()->getParentOp();
+  if (parent == tileLoop)
+    return arith::ConstantIntOp::create(eb, loc, 1, 32);
+  auto kLoop = cast<scf::ForOp>(parent);
+  Value lb = map.lookupOrDefault(kLoop.getLowerBound());
+  Value ub = map.lookupOrDefault(kLoop.getUpperBound());
+  Value step = map.lookupOrDefault(kLoop.getStep());
+  if (!available(lb, partitionRegion) || !available(ub, partitionRegion) ||
+      !available(step, partitionRegion)) {
+    emitError(getUserLocation(kLoop.getLoc()))
+        << "ping-pong consumers need K-loop bounds that are plain "
+           "scalar arithmetic (to skip the other consumer's tiles)";
+    status = failure();
+    return Value();
+  }
+  Value span = arith::SubIOp::create(eb, loc, ub, lb);
+  Value zero = arith::ConstantIntOp::create(eb, loc, 0, 32);
+  span = arith::MaxSIOp::create(eb, loc, span, zero);
+  return arith::CeilDivSIOp::create(eb, loc, span, step);
 }
 
 Value Distributor::increment(OpBuilder &b, Location loc, Value v) {
@@ -462,6 +512,7 @@ void Distributor::cloneOp(Operation *op, OpBuilder &b, int32_t p) {
   if (auto load = dyn_cast<tt::DescriptorLoadOp>(op)) {
     unsigned g = groupOfLoad.lookup(load);
     ArefGroup &group = groups[g];
+    Value &position = counter[group.ring];
     if (p == kProducer) {
       b.clone(*op, map);
       strip(map.lookupOrDefault(load.getResult()).getDefiningOp());
@@ -469,19 +520,19 @@ void Distributor::cloneOp(Operation *op, OpBuilder &b, int32_t p) {
         SmallVector<Value> values;
         for (tt::DescriptorLoadOp l : group.loads)
           values.push_back(map.lookupOrDefault(l.getResult()));
-        tawa::ArefPutOp::create(b, loc, group.aref, counter[g], values);
-        counter[g] = increment(b, loc, counter[g]);
+        tawa::ArefPutOp::create(b, loc, group.aref, position, values);
+        position = increment(b, loc, position);
       }
     } else if (load == group.loads.front()) {
       SmallVector<Type> types;
       for (tt::DescriptorLoadOp l : group.loads)
         types.push_back(l.getType());
-      auto get = tawa::ArefGetOp::create(b, loc, types, group.aref, counter[g]);
+      auto get = tawa::ArefGetOp::create(b, loc, types, group.aref, position);
       for (auto [l, v] : llvm::zip(group.loads, get.getValues()))
         map.map(l.getResult(), v);
       if (!group.lastUse) {
-        tawa::ArefConsumedOp::create(b, loc, group.aref, counter[g]);
-        counter[g] = increment(b, loc, counter[g]);
+        tawa::ArefConsumedOp::create(b, loc, group.aref, position);
+        position = increment(b, loc, position);
       }
     }
     if (p == kProducer || load != group.loads.front())
@@ -499,10 +550,10 @@ void Distributor::cloneOp(Operation *op, OpBuilder &b, int32_t p) {
   if (p != kConsumer)
     return;
   // Release every group whose last consumer use was this operation.
-  for (auto [g, group] : llvm::enumerate(groups))
+  for (ArefGroup &group : groups)
     if (group.lastUse == op) {
-      tawa::ArefConsumedOp::create(b, loc, group.aref, counter[g]);
-      counter[g] = increment(b, loc, counter[g]);
+      tawa::ArefConsumedOp::create(b, loc, group.aref, counter[group.ring]);
+      counter[group.ring] = increment(b, loc, counter[group.ring]);
     }
 }
 
@@ -653,12 +704,15 @@ LogicalResult Distributor::run() {
   auto perTileDepth = [&](const ArefGroup &group) -> int64_t {
     return group.loads.front()->getParentOp() == func ? 1 : 2;
   };
+  // A tile the ring stores transposed also takes a staging slot (TMA's
+  // copy, which the producer transposes into the ring).
   int64_t streamSlotBytes = 0, perTileBytes = 0;
-  for (ArefGroup &group : groups)
-    for (tt::DescriptorLoadOp load : group.loads)
-      (streamed(group) ? streamSlotBytes : perTileBytes) +=
+  for (unsigned leader : ringLeader)
+    for (tt::DescriptorLoadOp load : groups[leader].loads)
+      (streamed(groups[leader]) ? streamSlotBytes : perTileBytes) +=
           tileBytes(load.getType()) *
-          (streamed(group) ? 1 : perTileDepth(group));
+          (needsStoredTranspose(load.getResult()) ? 2 : 1) *
+          (streamed(groups[leader]) ? 1 : perTileDepth(groups[leader]));
   if (depth == 0) {
     // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
     // epilogue's staging buffers. More than 4 slots rarely pays.
@@ -674,7 +728,8 @@ LogicalResult Distributor::run() {
            << " bytes of shared memory, more than the 232448 of a Hopper "
               "CTA; lower --aref-depth";
 
-  for (ArefGroup &group : groups) {
+  for (unsigned leader : ringLeader) {
+    ArefGroup &group = groups[leader];
     SmallVector<Type> payload;
     for (tt::DescriptorLoadOp load : group.loads)
       payload.push_back(load.getType());
@@ -684,6 +739,8 @@ LogicalResult Distributor::run() {
                         : std::min<int64_t>(depth, perTileDepth(group)));
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
+  for (ArefGroup &group : groups)
+    group.aref = groups[ringLeader[group.ring]].aref;
 
   if (autoPingpong && consumerGroups == 0) {
     // Ping-pong where one warp group can hold a whole tile's accumulators in
@@ -742,7 +799,7 @@ LogicalResult Distributor::run() {
     OpBuilder rb = OpBuilder::atBlockEnd(block);
     map.clear();
     Value zero = arith::ConstantIntOp::create(rb, loc, 0, 32);
-    counter.assign(groups.size() + (parity >= 0 ? 1 : 0), zero);
+    counter.assign(ringLeader.size() + (parity >= 0 ? 1 : 0), zero);
     cloneBlockInto(body, rb, p);
     if (failed(status))
       return failure();

@@ -104,6 +104,16 @@ bool workGrowsWithX(tt::FuncOp func) {
 
 bool tawa::walksProgramsItself(Operation *func) {
   WalkResult r = func->walk([&](Operation *op) {
+    // A walk over programs stores each one's results inside the loop; a loop
+    // that only starts at a program-dependent position (causal attention's
+    // diagonal band, from pid * BM) stores nothing.
+    if (!isa<scf::ForOp, scf::WhileOp>(op) ||
+        !op->walk([](Operation *inner) {
+             return isa<tt::DescriptorStoreOp, tt::StoreOp>(inner)
+                        ? WalkResult::interrupt()
+                        : WalkResult::advance();
+           }).wasInterrupted())
+      return WalkResult::advance();
     SmallVector<Value> roots;
     if (auto forOp = dyn_cast<scf::ForOp>(op)) {
       roots.push_back(forOp.getLowerBound());

@@ -2,6 +2,7 @@
 // RUN: tawa-opt %s -split-input-file -verify-diagnostics -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4 consumer-groups=2" | FileCheck %s --check-prefix=OPTS
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=PERSISTENT
 // RUN: tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=ATTN
+// RUN: tawa-opt %examples_ttir/attn_fwd_fp16_causal_split.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=SPLIT
 // RUN: not tawa-opt %s -split-input-file -tawa-loop-distribution 2>&1 | FileCheck %s --check-prefix=NOANNOT
 // RUN: tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="pingpong=1" -canonicalize | FileCheck %s --check-prefix=PINGPONG
 // RUN: not tawa-opt %examples_ttir/gemm_fp16_128x128.ttir -tawa-partition-annotation -tawa-loop-distribution="pingpong=1" 2>&1 | FileCheck %s --check-prefix=PINGPONG-ONETILE
@@ -179,3 +180,24 @@ tt.func @conditional_load(%a: !tt.tensordesc<tensor<64x64xf16>>, %c: !tt.tensord
 // GROUPED1:     tawa.aref.get
 // GROUPED1:     tt.descriptor_store
 // GROUPED1-NOT: partition warps
+
+// Loops in sequence that load the same descriptors (causal attention's
+// off-band and on-band loops) fill one ring each for K and V, the ring
+// position carried from the first loop into the second, in the producer and
+// in the consumer: two streamed rings of depth 2, not four of depth 1.
+// SPLIT: %[[Q:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 1>
+// SPLIT-NEXT: %[[K:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 2>
+// SPLIT-NEXT: %[[V:.*]] = tawa.aref.create : !tawa.aref<[tensor<128x128xf16>], 2>
+// SPLIT-NOT: tawa.aref.create
+// SPLIT: %[[P1:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %c0_i32, %{{.*}} = %c0_i32)
+// SPLIT: tawa.aref.put %[[K]]
+// SPLIT: tawa.aref.put %[[V]]
+// SPLIT: scf.for {{.*}} iter_args(%{{.*}} = %[[P1]]#0, %{{.*}} = %[[P1]]#1)
+// SPLIT: tawa.aref.put %[[K]]
+// SPLIT: tawa.aref.put %[[V]]
+// SPLIT: partition warps
+// SPLIT: %[[C1:.*]]:5 = scf.for
+// SPLIT: tawa.aref.get %[[K]]
+// SPLIT: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[C1]]#3, %{{.*}} = %[[C1]]#4)
+// SPLIT: tawa.aref.get %[[K]]
+// SPLIT: tawa.aref.get %[[V]]

@@ -69,9 +69,10 @@ inline constexpr llvm::StringLiteral kPairedProgramsAttr =
 /// walk -tawa-tile-swizzle reordered for L2 reuse.
 inline constexpr llvm::StringLiteral kTileSwizzleAttr = "tawa.tile_swizzle";
 
-/// Whether `func` walks program ids itself: a loop whose bounds or initial
-/// loop-carried values derive from `tt.get_program_id` (the user's
-/// persistent and grouped GEMMs).
+/// Whether `func` walks program ids itself: a loop that stores results and
+/// whose lower bound or initial loop-carried values derive from
+/// `tt.get_program_id` (the user's persistent and grouped GEMMs; not a K
+/// loop starting at a program-dependent position).
 bool walksProgramsItself(mlir::Operation *func);
 
 /// Whether `op` is annotated as executing in partition `p`.
