@@ -40,6 +40,9 @@ void addProgramPasses(OpPassManager &pm,
     persistent.heavyFirst = options.heavyFirst;
     funcPm.addPass(createPersistentPrograms(persistent));
   }
+  // After persistence: its heavy-first walk reads the unsplit loop bound.
+  if (options.splitMaskedLoops)
+    funcPm.addPass(createMaskedLoopSplit());
   funcPm.addPass(createPartitionAnnotation());
 }
 

@@ -183,6 +183,14 @@ cl::opt<bool> heavyFirst(
              "longest programs start first (default: on)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<bool> splitMaskedLoops(
+    "split-masked-loops",
+    cl::desc("Split a loop whose mask (a select on a comparison of rows "
+             "with the loop's columns, as causal attention's) keeps every "
+             "element on a prefix of its iterations into the unmasked "
+             "prefix and the rest (default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<bool> issueTurns(
     "issue-turns",
     cl::desc("With --coarse-pipeline, two cooperative consumer warp groups "
@@ -387,6 +395,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.coarsePipeline = coarsePipeline;
     options.warpSpecialization.issueTurns = issueTurns;
     options.warpSpecialization.heavyFirst = heavyFirst;
+    options.warpSpecialization.splitMaskedLoops = splitMaskedLoops;
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
     options.warpSpecialization.pingpong =

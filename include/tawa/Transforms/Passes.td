@@ -234,6 +234,29 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
   ];
 }
 
+def MaskedLoopSplit : Pass<"tawa-masked-loop-split", "::tawa::tt::FuncOp"> {
+  let summary = "split a loop whose mask selects everything on a prefix of its iterations";
+  let description = [{
+    Causal attention written as one loop masks every key block although only
+    the blocks on the diagonal band need it. In an `scf.for` with a constant
+    positive step, an `arith.select` whose condition compares a loop-invariant
+    row vector R = splat(a) + make_range(lo, ..) with a column vector
+    C = splat(i + off) + make_range(lo2, hi2) of the induction variable i
+    (`cmpi sge/sgt` R, C, or `sle/slt` C, R) selects its true value on every
+    element while min R = a + lo is >= (or >) max C = i + off + hi2 - 1.
+    The loop becomes two loops in sequence: [lb, split) with the select
+    replaced by its true value, then the original body over [split, ub),
+    carrying the first loop's results; split is the first iteration where
+    the mask may select the false value, clamped to [lb, ub]. Nothing else
+    changes: the second loop computes exactly what the original computed for
+    its iterations, the first what it computed with a mask that was all true.
+
+    Runs after -tawa-persistent-programs (its heavy-first walk reads the
+    original loop bound). -tawa-loop-distribution lets the two loops share
+    their K and V rings.
+  }];
+}
+
 def CoarsePipeline : Pass<"tawa-coarse-pipeline", "::tawa::tt::FuncOp"> {
   let summary = "schedule the coarse-grained pipeline of attention-shaped loops (Tawa Algorithm 1)";
   let description = [{

@@ -57,6 +57,10 @@ struct WarpSpecializationOptions {
   /// A persistent kernel whose programs' work grows with program_id(0)
   /// (causal attention) walks x from the largest down.
   bool heavyFirst = true;
+  /// Split a loop whose select mask is all true on a prefix of its
+  /// iterations (-tawa-masked-loop-split: causal attention's off-band key
+  /// blocks run without the mask).
+  bool splitMaskedLoops = true;
 };
 
 /// The supported-subset check (module level).
