@@ -185,6 +185,11 @@ fi
 # the benchmark against cuDNN, FlashAttention-2 and Triton on the same source.
 ATTN=${SUITE_KERNELS:-$ROOT/build-kernels}/attention.json
 if [ -f "$ATTN" ]; then
+  # The device primitives attention adds (the full suite runs them in ctest).
+  if [ "${SUITE_ONLY:-}" = attention ]; then
+    step "device: test_transpose" 60 "$B/gpu/test_transpose"
+    step "device: test_fragment" 60 "$B/gpu/test_fragment"
+  fi
   step "attention: correctness" 200 python3 gpu/compiled/attention.py --manifest "$ATTN" --check
   step "sanitizer racecheck: attention" 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
     python3 gpu/compiled/attention.py --manifest "$ATTN" --check --small

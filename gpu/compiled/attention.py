@@ -38,7 +38,10 @@ import workloads  # noqa: E402
 
 # Relative error bounds by input type: P is rounded to the input type for
 # the second product (f16: 2^-11, bf16: 2^-8 per element).
-BOUNDS = {"f16": 4e-3, "bf16": 2.5e-2}
+# e4m3 (3 mantissa bits): P rounded to it for P V carries about 2^-5
+# relative error per element, and O, an average over many of them, about
+# as much; the inputs are e4m3 already (the reference reads the same values).
+BOUNDS = {"f16": 4e-3, "bf16": 2.5e-2, "e4m3": 6e-2}
 # The logsumexp comes from the f32 statistics (exp2 on the MUFU unit, about
 # 2^-22 relative per element), not from the rounded P.
 LSE_BOUND = 1e-4
@@ -61,7 +64,7 @@ def block_rows(k, i):
 
 def make_inputs(b, h, l, d, dtype, gen):
     def one():
-        return (torch.randn(b * h * l, d, device="cuda", generator=gen)).to(dtype)
+        return torch.randn(b * h * l, d, device="cuda", generator=gen).to(dtype)
     return one(), one(), one()
 
 
@@ -85,6 +88,19 @@ def reference_lse(q, k, b, h, l, d, scale, causal):
     return torch.logsumexp(s, dim=-1).reshape(b * h * l)
 
 
+def k_operand(workload, k, l, d):
+    """K as the kernel reads it: [B * H * L, D], or for the attention_kt
+    workload K^T per head, [B * H * D, L] (each head's [D, L] block)."""
+    if workload != "attention_kt":
+        return k
+    bh = k.shape[0] // l
+    return k.view(bh, l, d).transpose(1, 2).contiguous().view(bh * d, l)
+
+
+def key_block(kern, workload):
+    return kern.box(1)[1] if workload == "attention_kt" else kern.box(1)[0]
+
+
 def launch(kern, q, k, v, o, scale, l, lse=None):
     bm = kern.box(0)[0]
     args = (workloads.desc_args(q) + workloads.desc_args(k) + workloads.desc_args(v)
@@ -106,7 +122,7 @@ def check(entries, base, small, seed):
         dt = kern.dtype(0)
         dtype = workloads.DTYPES[dt]
         d = kern.box(0)[1]
-        bn = kern.box(1)[0]
+        bn = key_block(kern, e["workload"])
         causal = e["workload"] == "attention_causal"
         for (b, h, l) in (SMALL_SHAPES if small else CHECK_SHAPES):
             l = (l // bn) * bn
@@ -116,7 +132,7 @@ def check(entries, base, small, seed):
             lse = (torch.full((b * h * l + 1,), float("nan"), device="cuda")
                    if e["workload"] == "attention_lse" else None)
             scale = d ** -0.5
-            plan = launch(kern, q, k, v, o, scale, l, lse)
+            plan = launch(kern, q, k_operand(e["workload"], k, l, d), v, o, scale, l, lse)
             plan()
             torch.cuda.synchronize()
             ref = reference(q, k, v, b, h, l, d, scale, causal)
@@ -151,7 +167,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, causal in zip(axes, (False, True)):
-        sel = [r for r in rows if r["causal"] == causal and r["D"] == 128]
+        sel = [r for r in rows if r["causal"] == causal and r["D"] == 128 and r["dtype"] == "f16"]
         ls = [r["L"] for r in sel]
         for key, label, style in (("tawa_default", "tawa", "o-"), ("cudnn", "cuDNN", "s--"),
                                   ("fa2", "FlashAttention-2", "^--"), ("triton", "Triton (same source)", "v:")):
@@ -177,9 +193,15 @@ def bench(entries, base, json_path, table_path, plot_path=None):
     # positional arguments: descriptors, scale, L, BM, BN, D, causal).
     shared = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
     examples = load_jit_functions(os.path.join(HERE, "..", "..", "examples", "kernels.py"))
-    bench_kernels = {"shared/attn_fp16": (shared.attn_fwd, 128),
-                     "shared/attn_fp16_causal": (shared.attn_fwd, 128),
-                     "examples/attn_fwd_fp16_d64": (examples.attention_fwd_kernel, 64)}
+    # kernel id -> (Triton function, D, BN, whether it takes the CAUSAL
+    # constexpr); element types from the metadata.
+    bench_kernels = {"shared/attn_fp16": (shared.attn_fwd, 128, 128, True),
+                     "shared/attn_fp16_causal": (shared.attn_fwd, 128, 128, True),
+                     "shared/attn_bf16_bn64": (shared.attn_fwd, 128, 64, True),
+                     "shared/attn_fp8": (shared.attn_fwd, 128, 128, True),
+                     "examples/attn_fwd_fp16_d64": (examples.attention_fwd_kernel, 64, 128, True),
+                     "examples/attn_fwd_fp16_causal_split": (examples.attention_fwd_causal_split_kernel,
+                                                             128, 128, False)}
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
     b, h = 4, 32
@@ -190,20 +212,25 @@ def bench(entries, base, json_path, table_path, plot_path=None):
             by_kernel.setdefault(e["kernel"], []).append(e)
     for kid, configs in sorted(by_kernel.items()):
         causal = "causal" in kid
-        triton_fn, d = bench_kernels[kid]
+        triton_fn, d, bn, takes_causal = bench_kernels[kid]
         loaded = {c["config"]: workloads.Loaded(os.path.join(base, c["metadata"])) for c in configs}
+        first = next(iter(loaded.values()))
+        in_dt, out_dt = first.dtype(0), first.dtype(3)
         for l in BENCH_LS:
-            q, k, v = make_inputs(b, h, l, d, torch.float16, gen)
-            o = torch.empty_like(q)
+            q, k, v = make_inputs(b, h, l, d, workloads.DTYPES[in_dt], gen)
+            o = torch.empty(q.shape, device="cuda", dtype=workloads.DTYPES[out_dt])
             scale = d ** -0.5
             flops = 4.0 * b * h * l * l * d / (2 if causal else 1)
             tf = lambda ms: flops / ms / 1e9
-            row = {"kernel": kid, "causal": causal, "B": b, "H": h, "L": l, "D": d}
+            row = {"kernel": kid, "dtype": in_dt, "causal": causal, "B": b, "H": h, "L": l, "D": d}
             for name, kern in loaded.items():
                 plan = launch(kern, q, k, v, o, scale, l)
                 row[f"tawa_{name}"] = tf(median_ms(plan))
             q4, k4, v4 = (t.view(b, h, l, d) for t in (q, k, v))
             for backend, key in ((SDPBackend.CUDNN_ATTENTION, "cudnn"), (SDPBackend.FLASH_ATTENTION, "fa2")):
+                if in_dt == "e4m3":
+                    row[key] = None  # SDPA has no fp8 inputs: Triton fp8 is the anchor
+                    continue
                 try:
                     with sdpa_kernel(backend):
                         fn = lambda: torch.nn.functional.scaled_dot_product_attention(
@@ -213,9 +240,10 @@ def bench(entries, base, json_path, table_path, plot_path=None):
                 except RuntimeError as err:
                     row[key] = None
                     print(f"note: {key} unavailable: {str(err).splitlines()[0]}")
-            descs = (TensorDescriptor.from_tensor(q, [128, d]), TensorDescriptor.from_tensor(k, [128, d]),
-                     TensorDescriptor.from_tensor(v, [128, d]), TensorDescriptor.from_tensor(o, [128, d]))
-            tri = lambda: triton_fn[(l // 128, b * h)](*descs, scale, l, 128, 128, d, causal)
+            descs = (TensorDescriptor.from_tensor(q, [128, d]), TensorDescriptor.from_tensor(k, [bn, d]),
+                     TensorDescriptor.from_tensor(v, [bn, d]), TensorDescriptor.from_tensor(o, [128, d]))
+            tri = lambda: triton_fn[(l // 128, b * h)](*descs, scale, l, 128, bn, d,
+                                                       *((causal,) if takes_causal else ()))
             row["triton"] = tf(median_ms(tri))
             rows.append(row)
             print(json.dumps({k: (round(x, 1) if isinstance(x, float) else x) for k, x in row.items()}), flush=True)
@@ -228,8 +256,9 @@ def bench(entries, base, json_path, table_path, plot_path=None):
     configs = sorted({k for r in rows for k in r if k.startswith("tawa_")})
     header = f"{'kernel':28} {'L':>6} " + " ".join(f"{c[5:]:>8}" for c in configs) + \
         f" {'cuDNN':>7} {'FA2':>7} {'Triton':>7} {'/cuDNN':>7} {'/Triton':>7}"
-    out(f"Attention forward fp16, B={b} H={h} (D = 128; the d64 kernel 64), {torch.cuda.get_device_name()}: TFLOP/s (medians);"
-        " ratios of tawa's default to cuDNN and to Triton on the same source")
+    out(f"Attention forward, B={b} H={h} (D = 128; the d64 kernel 64; fp16 unless the kernel id says), "
+        f"{torch.cuda.get_device_name()}: TFLOP/s (medians); ratios of tawa's default to cuDNN and to Triton "
+        "on the same source (fp8: no cuDNN/FA2 row, Triton fp8 is the anchor)")
     out(header)
     for r in rows:
         t = r["tawa_default"]

@@ -116,12 +116,16 @@ ATTENTION = {
     "shared/attn_fp16": (os.path.join(SHARED, "attn_fp16.ttir"), "attention"),
     "shared/attn_fp16_causal": (os.path.join(SHARED, "attn_fp16_causal.ttir"), "attention_causal"),
     "shared/attn_bf16_bn64": (os.path.join(SHARED, "attn_bf16_bn64.ttir"), "attention"),
+    "shared/attn_fp8": (os.path.join(SHARED, "attn_fp8.ttir"), "attention"),
     "examples/attn_fwd_fp16": (os.path.join(EXAMPLES, "attn_fwd_fp16.ttir"), "attention"),
     "examples/attn_fwd_fp16_causal": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal.ttir"), "attention_causal"),
     "examples/attn_fwd_fp16_d64": (os.path.join(EXAMPLES, "attn_fwd_fp16_d64.ttir"), "attention"),
     "examples/attn_fwd_bf16_64x64_causal": (os.path.join(EXAMPLES, "attn_fwd_bf16_64x64_causal.ttir"),
                                             "attention_causal"),
     "examples/attn_fwd_lse_fp16": (os.path.join(EXAMPLES, "attn_fwd_lse_fp16.ttir"), "attention_lse"),
+    "examples/attn_fwd_fp16_causal_split": (os.path.join(EXAMPLES, "attn_fwd_fp16_causal_split.ttir"),
+                                            "attention_causal"),
+    "examples/attn_fwd_fp16_kt_exp": (os.path.join(EXAMPLES, "attn_fwd_fp16_kt_exp.ttir"), "attention_kt"),
 }
 # The default, the optimal schedule, and the ablation: no warp-group
 # ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE).
@@ -129,8 +133,8 @@ ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOTURN", ["--issue-turns=false"]),
                      ("NOCOARSE", ["--coarse-pipeline=false"])]
 # Causal kernels: also the program walk in its grouped order, not heaviest
-# query blocks first.
-CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"])]
+# query blocks first, and the one masked loop left whole.
+CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"]), ("NOSPLIT", ["--split-masked-loops=false"])]
 
 
 def attention_jobs():
