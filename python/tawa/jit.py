@@ -440,7 +440,7 @@ def _write_atomically(path, data):
 
 
 _identity_lock = threading.Lock()
-_compiler_identity = None
+_identities = {}  # file stamps -> identity, in this process
 
 
 def _device_library_files():
@@ -464,10 +464,7 @@ def compiler_identity():
     first looks for the identity it computed before from files with the
     same paths, sizes, modification times and inodes
     (<cache>/jit/identity/)."""
-    global _compiler_identity
     with _identity_lock:
-        if _compiler_identity is not None:
-            return _compiler_identity
         library = os.path.abspath(_compiler.library_path())
         if not os.path.isfile(library):
             raise TawaCompilerError(f"cannot load the tawa compiler {library}: no such file")
@@ -477,32 +474,39 @@ def compiler_identity():
             st = os.stat(path)
             stamp.update(f"{rel}\0{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0".encode())
         stamp.update(ARCH.encode())
-        memo = os.path.join(cache_dir(), "identity", stamp.hexdigest())
-        try:
-            with open(memo) as f:
-                identity = f.read().strip()
-            if re.fullmatch(r"[0-9a-f]{64}", identity):
-                _compiler_identity = identity
-                return identity
-        except OSError:
-            pass
-        h = hashlib.sha256()
-        h.update(_compiler.compiler_version().encode())
-        with open(library, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        for rel, path in files[1:]:
-            h.update(rel.encode() + b"\0")
-            with open(path, "rb") as f:
-                h.update(f.read())
-        h.update(ARCH.encode())
-        _compiler_identity = h.hexdigest()
-        try:
-            os.makedirs(os.path.dirname(memo), exist_ok=True)
-            _write_atomically(memo, _compiler_identity.encode())
-        except OSError:
-            pass  # a read-only cache: compute it again next time
-        return _compiler_identity
+        stamp = stamp.hexdigest()
+        memo = os.path.join(cache_dir(), "identity", stamp)
+        identity = _identities.get(stamp)
+        if identity is None:
+            try:
+                with open(memo) as f:
+                    text = f.read().strip()
+                if re.fullmatch(r"[0-9a-f]{64}", text):
+                    identity = text
+            except OSError:
+                pass
+        if identity is None:
+            h = hashlib.sha256()
+            h.update(_compiler.compiler_version().encode())
+            with open(library, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            for rel, path in files[1:]:
+                h.update(rel.encode() + b"\0")
+                with open(path, "rb") as f:
+                    h.update(f.read())
+            h.update(ARCH.encode())
+            identity = h.hexdigest()
+        # Every cache directory used gets the memo, so that a new process
+        # using it need not hash the library.
+        if not os.path.exists(memo):
+            try:
+                os.makedirs(os.path.dirname(memo), exist_ok=True)
+                _write_atomically(memo, identity.encode())
+            except OSError:
+                pass  # a read-only cache: computed again next time
+        _identities[stamp] = identity
+        return identity
 
 
 def cache_key(ttir, options):

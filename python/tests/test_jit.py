@@ -162,13 +162,18 @@ def test_the_source_key_follows_the_source(tmp_path):
 def test_compiler_identity_is_remembered_by_file_stamps():
     import sys
     jit_module = sys.modules["tawa.jit"]
-    jit_module._compiler_identity = None  # this test's cache holds no memo yet
     first = jit_module.compiler_identity()
+    # Each cache directory used gets the memo (this test's is new).
     (memo,) = os.listdir(os.path.join(os.environ["TAWA_CACHE_DIR"], "jit", "identity"))
-    jit_module._compiler_identity = None  # as in a new process: read back from the memo
-    assert jit_module.compiler_identity() == first
-    os.unlink(os.path.join(os.environ["TAWA_CACHE_DIR"], "jit", "identity", memo))
-    jit_module._compiler_identity = None  # no memo: hashed again, the same
+    path = os.path.join(os.environ["TAWA_CACHE_DIR"], "jit", "identity", memo)
+    with open(path) as f:
+        assert f.read() == first
+    jit_module._identities.clear()  # as in a new process: read back from the memo
+    with open(path, "w") as f:
+        f.write("0" * 64)
+    assert jit_module.compiler_identity() == "0" * 64  # (the memo is what is read)
+    os.unlink(path)
+    jit_module._identities.clear()  # no memo: hashed again, the same
     assert jit_module.compiler_identity() == first
 
 
