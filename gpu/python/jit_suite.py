@@ -257,12 +257,6 @@ def rel_error(out, ref):
     return (torch.linalg.norm(out - ref) / max(torch.linalg.norm(ref).item(), 1e-30)).item()
 
 
-class Call:
-    """One launch of a case on one problem: `args`, `consts`, `grid`, and
-    `check()` -> (relative error, padding intact) after it ran. Each Call has
-    its own poisoned outputs; inputs are shared through `problem`."""
-
-
 def gemm_problem(case, shape, mk):
     """Inputs and reference of one problem; `call()` makes a Call with fresh
     outputs."""
@@ -281,7 +275,7 @@ def gemm_problem(case, shape, mk):
 
         def call():
             c, cst = mk.out(m, n, odt)
-            return Call.make(args=(D(a, [bm, bk]), D(b, [bn, bk]), D(c, [bm, bn]), m, n, k),
+            return make_call(args=(D(a, [bm, bk]), D(b, [bn, bk]), D(c, [bm, bn]), m, n, k),
                              grid=grid, outs=[(c, cst)])
     elif wl == "bias_relu":
         a, a32 = mk.rand(m, k, dt)
@@ -292,7 +286,7 @@ def gemm_problem(case, shape, mk):
 
         def call():
             c, cst = mk.out(m, n, odt)
-            return Call.make(args=(D(a, [bm, bk]), D(b, [bk, bn]), D(c, [bm, bn]), bias, m, n, k),
+            return make_call(args=(D(a, [bm, bk]), D(b, [bk, bn]), D(c, [bm, bn]), bias, m, n, k),
                              grid=grid, outs=[(c, cst)])
     elif wl == "batched":
         batch = 3
@@ -306,7 +300,7 @@ def gemm_problem(case, shape, mk):
 
         def call():
             c, cst = mk.out(batch * m, n, odt)
-            return Call.make(args=(D(a, [bm, bk]), D(b, [bn, bk]), D(c, [bm, bn]), m, n, k),
+            return make_call(args=(D(a, [bm, bk]), D(b, [bn, bk]), D(c, [bm, bn]), m, n, k),
                              grid=grid, outs=[(c, cst)])
     elif wl == "grouped":
         groups = 3
@@ -329,7 +323,7 @@ def gemm_problem(case, shape, mk):
         def call():
             Cs = [mk.nan(mg, ng, odt) for mg in ms]  # contiguous: the stride is the row length
             c_p = mk.vector([x.data_ptr() for x in Cs], "i64")
-            return Call.make(args=(a_p, b_p, c_p, sizes, groups), grid=(132,), outs=Cs, keep=c_p)
+            return make_call(args=(a_p, b_p, c_p, sizes, groups), grid=(132,), outs=Cs, keep=c_p)
     else:
         raise ValueError(wl)
     p.call = call
@@ -372,18 +366,16 @@ def attention_problem(case, shape, mk):
             lse = mk.vector([float("nan")] * (rows + 1), "f32")  # a guard element past the end
         args = (D(q, [bm, d]), D(k, [bn, d]), D(v, [bn, d]), D(o, [bm, d])) + \
             ((lse,) if lse is not None else ()) + (scale, l)
-        return Call.make(args=args, grid=(l // bm, b * h), outs=[(o, ost)], lse=lse)
+        return make_call(args=args, grid=(l // bm, b * h), outs=[(o, ost)], lse=lse)
     p.call = call
     return p
 
 
-def _make_call(args, grid, outs, keep=None, lse=None):
-    c = Call()
-    c.args, c.grid, c.outs, c.keep, c.lse = args, grid, outs, keep, lse
-    return c
-
-
-Call.make = staticmethod(_make_call)
+def make_call(args, grid, outs, keep=None, lse=None):
+    """One launch of a problem: its arguments and grid, its own poisoned
+    outputs (and what must stay alive with them); the problem's inputs are
+    shared."""
+    return types.SimpleNamespace(args=args, grid=grid, outs=outs, keep=keep, lse=lse)
 
 
 def check_call(p, call):
@@ -450,8 +442,8 @@ class Suite:
     def compile_times(self, mk):
         import triton
         selected = [c for c in cases() if self.wanted(c)]
-        print(f"\n== compile: first call (warmup) per kernel, cold = empty cache directory; "
-              f"warm = a new kernel object, same process ==", flush=True)
+        print("\n== compile: first call (warmup) per kernel, cold = empty cache directory; "
+              "warm = a new kernel object, same process ==", flush=True)
         # The process's first compile (loading the compiler library,
         # Triton's back end) is timed apart, in a cache of its own.
         first = selected[0]
@@ -512,6 +504,8 @@ class Suite:
                    if "triton_cold_s" in row else "")
             print(f"  {case['id']:36s} tawa cold {row['tawa_cold_s']:6.3f} s  warm "
                   f"{row['tawa_warm_s'] * 1e3:7.1f} ms{tri}", flush=True)
+        os.environ["TAWA_CACHE_DIR"] = os.path.join(self.cache_root, "main")
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_root, "triton-main")
 
     def new_process_warm(self):
         """A kernel's first call in a new process, its cache on disk (the
@@ -612,6 +606,7 @@ class Suite:
     def launch_overhead(self, mk, rounds=15, calls=400):
         import torch
         import triton
+        import triton.testing
         print("\n== launch: host time per cached call, 128 x 128 x 128 fp16 GEMM, grid (1,) ==", flush=True)
         case = next(c for c in cases() if c["id"] == "examples/gemm_fp16_128x128")
         p = gemm_problem(case, (128, 128, 128), mk)
@@ -658,15 +653,10 @@ class Suite:
         for _ in range(calls * 5):
             tf.warmup(*args, grid=grid, **consts)
         triton_bind_only = (time.perf_counter() - t) / (calls * 5)
-        # GPU time of one launch (the host must be the slower side for the
-        # host times above to be launch overheads).
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            plan()
-        end.record()
-        torch.cuda.synchronize()
-        gpu_per_call = start.elapsed_time(end) / 1e3 / calls
+        # The kernel's own GPU time (do_bench's median): shorter than the
+        # host times above, so that they measure the launch path, not a full
+        # launch queue.
+        gpu_per_call = triton.testing.do_bench(plan, warmup=5, rep=20, return_mode="median") / 1e3
         ratio = med["tawa.jit"] / med["triton.jit"]
         self.results["launch"] = {
             "us_per_call": {k: v * 1e6 for k, v in med.items()},
@@ -768,6 +758,9 @@ class Suite:
             o1, o2 = outs[0]().float(), outs[1]().float()
             same = bool(torch.equal(o1, o2))
             finite = not bool(torch.isnan(o1).any() or torch.isnan(o2).any())
+            # Bit for bit where the CUBINs agree; NVRTC on this machine may
+            # differ from the one make_kernels used.
+            difference = rel_error(o2, o1) if finite else math.inf
             times = {"cubin": [], "jit": []}
             for r in range(rounds):
                 for name in (("cubin", "jit") if r % 2 == 0 else ("jit", "cubin")):
@@ -779,14 +772,15 @@ class Suite:
                 same_binary = f.read() == jit_cubin.asm["cubin"]
             row = {"kernel": case["id"], "shape": shape, "tflops_cubin": flops / t_cubin / 1e9,
                    "tflops_jit": flops / t_jit / 1e9, "jit_over_cubin": ratio, "rounds_ms": times,
-                   "outputs_equal": same, "outputs_finite": finite, "same_cubin": same_binary,
+                   "outputs_equal": same, "outputs_finite": finite, "outputs_rel_difference": difference,
+                   "same_cubin": same_binary,
                    "within_target": abs(ratio - 1) <= TARGET_PARITY}
             self.results["parity"].append(row)
-            ok = same and finite
+            ok = finite and (same or difference <= 1e-3)
             self.passed += ok
             self.failed += not ok
             print(f"  {case['id']:28s} CUBIN {row['tflops_cubin']:7.1f}  tawa.jit {row['tflops_jit']:7.1f}  "
-                  f"{ratio:6.3f}  outputs {'equal' if same else 'DIFFER'}  "
+                  f"{ratio:6.3f}  outputs {'equal' if same else f'differ by {difference:.1e}'}  "
                   f"CUBIN {'identical' if same_binary else 'differs'}", flush=True)
 
     def wanted(self, case):
@@ -836,7 +830,7 @@ class Suite:
             for r in res["parity"]:
                 lines.append(f"{r['kernel']:28s} {str(r['shape']):>24s} {r['tflops_cubin']:10.1f} "
                              f"{r['tflops_jit']:9.1f} {r['jit_over_cubin']:9.3f} "
-                             f"{'equal' if r['outputs_equal'] else 'DIFFER':>8s} "
+                             f"{'equal' if r['outputs_equal'] else 'differ':>8s} "
                              f"{'same' if r['same_cubin'] else 'differs':>9s}")
             worst = max(abs(r["jit_over_cubin"] - 1) for r in res["parity"])
             lines.append(f"parity: worst |jit/CUBIN - 1| = {worst * 100:.2f} % (target <= "
@@ -897,7 +891,7 @@ def main():
     gen = torch.Generator(device="cuda")
     gen.manual_seed(args.seed)
     mk = Maker(gen)
-    for part in (suite.compile_times, suite.correctness, suite.launch_overhead, suite.parity):
+    for part in (suite.compile_times, suite.launch_overhead, suite.parity, suite.correctness):
         try:
             part(mk)
         except Exception as e:  # noqa: BLE001  (report, keep the other parts)
