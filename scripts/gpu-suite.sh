@@ -5,9 +5,16 @@
 #   scripts/gpu-suite.sh            # everything, ~5-8 minutes
 #   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
 #   SUITE_ONLY=attention scripts/gpu-suite.sh   # build + the attention steps only
+#   SUITE_ONLY=python scripts/gpu-suite.sh      # the tawa.jit steps only (no build)
 # Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
 # labelled gpu, compute-sanitizer (racecheck, synccheck, memcheck) on small
 # cases, the Python correctness checks and the GEMM benchmark against cuBLAS.
+# The python steps install the wheel built where MLIR is (`pip wheel . -w
+# build-wheel/dist`, carried along; SUITE_WHEEL names another) with
+# `pip install --no-deps` and run tawa.jit from that installed package:
+# gpu/python/jit_suite.py (every sample and example against triton.jit and
+# float32, compile times, launch overhead, parity with the compiled CUBINs)
+# and gpu/python/test_jit_gpu.py.
 # Logs and the results JSON go to $OUT when set. The summary table comes last;
 # the exit status is non-zero if any step failed.
 set -u -o pipefail
@@ -76,18 +83,25 @@ export TAWA_CACHE_DIR=$B/nvrtc-cache
 export TAWA_RUNTIME_LIB=$B/lib/Runtime/libtawa_runtime.so
 export PYTHONUNBUFFERED=1
 
+# SUITE_ONLY=NAME runs one group of steps (gemm, attention, python); unset, all.
+want() { [ -z "${SUITE_ONLY:-}" ] || [ "$SUITE_ONLY" = "$1" ]; }
+
+# The python group needs no build: the installed wheel brings its own runtime.
+if want gemm || want attention; then
 step configure 120 cmake -G Ninja -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release \
   -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF \
   -DTAWA_ENABLE_RUNTIME=ON -DTAWA_ENABLE_CUDA_TESTS=ON -DTAWA_ENABLE_SCHEDULER=OFF \
   -DTAWA_ENABLE_PROTOCOL=OFF
 step build 240 ninja -C "$B"
+fi
 
 KS=256,512,1024,2048,4096,8192,16384
 [ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
 RESULTS=$B/bench-results
 rm -rf "$RESULTS" "$B"/family-*.json
-rm -f "$B"/attention-*.json "$B"/attention-table.txt
-if [ "${SUITE_ONLY:-}" != attention ]; then
+rm -f "$B"/attention-*.json "$B"/attention-table.txt "$B"/jit-suite.json "$B"/jit-table.txt
+mkdir -p "$B"
+if want gemm; then
 # With enable_testing() at the top level one ctest run sees every test;
 # older trees enabled testing only inside lib/Runtime and gpu/.
 has_gpu_tests() { ctest --test-dir "$1" -N -L gpu 2>/dev/null | grep -q 'Total Tests: [1-9]'; }
@@ -184,7 +198,9 @@ fi
 # correctness against PyTorch in float32, the sanitizers on small cases, and
 # the benchmark against cuDNN, FlashAttention-2 and Triton on the same source.
 ATTN=${SUITE_KERNELS:-$ROOT/build-kernels}/attention.json
-if [ -f "$ATTN" ]; then
+if ! want attention; then
+  :
+elif [ -f "$ATTN" ]; then
   # The device primitives attention adds (the full suite runs them in ctest).
   if [ "${SUITE_ONLY:-}" = attention ]; then
     step "device: test_transpose" 60 "$B/gpu/test_transpose"
@@ -204,6 +220,35 @@ else
   FAILED=1
 fi
 
+# tawa.jit from the installed wheel (built by `pip wheel . -w build-wheel/dist`
+# where MLIR is; carried along): installed with --no-deps into this python,
+# then run with no TAWA_*_LIB override, so the package's own compiler,
+# runtime and device headers are what is tested.
+if want python; then
+  KERNELS=${SUITE_KERNELS:-$ROOT/build-kernels}
+  WHEEL=${SUITE_WHEEL:-$(ls "$ROOT"/build-wheel/dist/tawa-*-py3-none-linux_x86_64.whl 2>/dev/null | head -1)}
+  if [ -n "$WHEEL" ] && [ -f "$KERNELS/manifest.json" ]; then
+    note "wheel: $WHEEL"
+    step "python: pip install --no-deps wheel" 120 python3 -m pip install --no-deps --no-index \
+      --force-reinstall --no-cache-dir --disable-pip-version-check -q "$WHEEL"
+    rm -rf "$B/jit-cache" "$B/jit-triton-cache"
+    JIT_ENV=(env -u TAWA_RUNTIME_LIB -u TAWA_COMPILER_LIB -u TAWA_INCLUDE_DIR
+             TAWA_CACHE_DIR="$B/jit-cache" TRITON_CACHE_DIR="$B/jit-triton-cache")
+    step "python: pytest gpu/python (installed)" 150 "${JIT_ENV[@]}" TAWA_TEST_INSTALLED=1 \
+      python3 -m pytest -q -p no:cacheprovider gpu/python/test_jit_gpu.py
+    # The suite fits what is left (it skips its later parts past --budget);
+    # its JSON goes straight to $OUT, so that a cut-off run still returns it.
+    jit_budget=$((DEADLINE - $(date +%s) - 45))
+    [ $jit_budget -gt 300 ] && jit_budget=300
+    step "python: tawa.jit suite (installed)" 330 "${JIT_ENV[@]}" python3 gpu/python/jit_suite.py \
+      --kernels "$KERNELS" --json "${OUT:-$B}/jit-suite.json" --table "$B/jit-table.txt" --budget $jit_budget
+  else
+    note "=== python: no wheel (pip wheel . -w build-wheel/dist) or no $KERNELS/manifest.json"
+    ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "python (tawa.jit)" "FAIL(missing)" - 0)")
+    FAILED=1
+  fi
+fi
+
 JSON=$(ls "$RESULTS"/*.json 2>/dev/null | grep -v -- '-gemm.json$' | head -1)
 GEMM_JSON=$(ls "$RESULTS"/*-gemm.json 2>/dev/null | head -1)
 mkdir -p "$ROOT/bench/results"
@@ -218,6 +263,7 @@ if [ -n "$OUT" ]; then
   for f in "$B"/family-*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
   [ -f "$B/attention-bench.json" ] && cp "$B/attention-bench.json" "$OUT/"
   [ -f "$B/attention.png" ] && cp "$B/attention.png" "$OUT/"
+  [ -f "$B/jit-suite.json" ] && cp "$B/jit-suite.json" "$OUT/"
 fi
 
 {
@@ -272,6 +318,7 @@ for name, r in d["configs"].items():
 PY
   done
   [ -f "$B/attention-table.txt" ] && { echo; cat "$B/attention-table.txt"; }
+  [ -f "$B/jit-table.txt" ] && { echo; cat "$B/jit-table.txt"; }
   echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$LOG"
 [ -n "$OUT" ] && cp "$LOG" "$OUT/gpu-suite.log"

@@ -63,8 +63,11 @@ checkKernelArgs(const KernelMetadata &md, const std::vector<KernelArg> &args) {
       continue;
     size_t i = argIndex++;
     const KernelArg &a = args[i];
-    std::string where = md.kernel + ": argument " + std::to_string(i) + " '" +
-                        p.name + "' (" + paramKindName(p.kind) + ")";
+    // Built only for a message: this runs on every launch.
+    auto where = [&] {
+      return md.kernel + ": argument " + std::to_string(i) + " '" + p.name +
+             "' (" + paramKindName(p.kind) + ")";
+    };
     KernelArg::Kind want = p.kind == ParamKind::TensorMap
                                ? KernelArg::Kind::Tensor
                            : p.kind == ParamKind::F32 ? KernelArg::Kind::Float
@@ -76,11 +79,11 @@ checkKernelArgs(const KernelMetadata &md, const std::vector<KernelArg> &args) {
         (want == KernelArg::Kind::Float && a.kind() == KernelArg::Kind::Int) ||
         (p.kind == ParamKind::Ptr && a.kind() == KernelArg::Kind::Tensor);
     if (!ok)
-      throw Error(where + ": got " + argKindName(a.kind()));
+      throw Error(where() + ": got " + argKindName(a.kind()));
     if (p.kind == ParamKind::I32 &&
         (a.intValue() < std::numeric_limits<int32_t>::min() ||
          a.intValue() > std::numeric_limits<int32_t>::max()))
-      throw Error(where + ": value " + std::to_string(a.intValue()) +
+      throw Error(where() + ": value " + std::to_string(a.intValue()) +
                   " does not fit in 32 bits");
     if (p.kind == ParamKind::I32 || p.kind == ParamKind::I64)
       scalars[pi] = a.intValue();
@@ -232,7 +235,18 @@ struct PreparedLaunch::Impl {
   std::vector<void *> params;
   CUlaunchAttribute attrs[1];
   CUlaunchConfig config = {};
-  std::string description;
+
+  /// The launch in words, for messages (built only when one is needed).
+  std::string description() const {
+    std::ostringstream ctx;
+    ctx << kernel << ": grid (" << dims.grid[0] << ", " << dims.grid[1]
+        << ", " << dims.grid[2] << "), block (" << dims.block[0] << ", "
+        << dims.block[1] << ", " << dims.block[2] << "), cluster ("
+        << dims.cluster[0] << ", " << dims.cluster[1] << ", "
+        << dims.cluster[2] << "), " << dims.dynamicSmemBytes
+        << " B dynamic shared memory";
+    return ctx.str();
+  }
 };
 
 PreparedLaunch::PreparedLaunch(std::unique_ptr<Impl> impl)
@@ -259,12 +273,14 @@ void PreparedLaunch::launch(CUstream stream) const {
   config.hStream = stream;
   if (traceEnabled()) {
     std::ostringstream os;
-    os << "cuLaunchKernelEx " << impl_->description << ", stream " << stream;
+    os << "cuLaunchKernelEx " << impl_->description() << ", stream "
+       << stream;
     trace(os.str());
   }
-  checkCu(d.cuLaunchKernelEx(&config, impl_->function, impl_->params.data(),
-                             nullptr),
-          "cuLaunchKernelEx", impl_->description);
+  CUresult r = d.cuLaunchKernelEx(&config, impl_->function,
+                                 impl_->params.data(), nullptr);
+  if (r != CUDA_SUCCESS)
+    checkCu(r, "cuLaunchKernelEx", impl_->description());
   trace("cuLaunchKernelEx returned");
 }
 
@@ -355,13 +371,6 @@ PreparedLaunch Kernel::prepare(const std::vector<KernelArg> &args,
     config.attrs = plan->attrs;
     config.numAttrs = 1;
   }
-  std::ostringstream ctx;
-  ctx << md.kernel << ": grid (" << dims.grid[0] << ", " << dims.grid[1] << ", "
-      << dims.grid[2] << "), block (" << dims.block[0] << ", " << dims.block[1]
-      << ", " << dims.block[2] << "), cluster (" << dims.cluster[0] << ", "
-      << dims.cluster[1] << ", " << dims.cluster[2] << "), "
-      << dims.dynamicSmemBytes << " B dynamic shared memory";
-  plan->description = ctx.str();
   return PreparedLaunch(std::move(plan));
 }
 

@@ -157,6 +157,13 @@ CUtensorMap encodeTensorMap(const TensorMapEncodeArgs &a,
                             const std::string &name) {
   Driver &drv = Driver::get();
   CUtensorMap map;
+  CUresult r = drv.cuTensorMapEncodeTiled(
+      &map, a.dataType, a.rank, reinterpret_cast<void *>(a.address),
+      a.globalDim, a.globalStrides, a.boxDim, a.elementStrides, a.interleave,
+      a.swizzle, a.l2Promotion, a.oobFill);
+  if (r == CUDA_SUCCESS)
+    return map;
+  // The context is only built on failure: this runs on every launch.
   std::ostringstream ctx;
   ctx << "tensor map '" << name << "': rank " << a.rank << ", globalDim {";
   for (uint32_t i = 0; i < a.rank; ++i)
@@ -165,11 +172,7 @@ CUtensorMap encodeTensorMap(const TensorMapEncodeArgs &a,
   for (uint32_t i = 0; i < a.rank; ++i)
     ctx << (i ? ", " : "") << a.boxDim[i];
   ctx << "} (innermost first)";
-  checkCu(drv.cuTensorMapEncodeTiled(
-              &map, a.dataType, a.rank, reinterpret_cast<void *>(a.address),
-              a.globalDim, a.globalStrides, a.boxDim, a.elementStrides,
-              a.interleave, a.swizzle, a.l2Promotion, a.oobFill),
-          "cuTensorMapEncodeTiled", ctx.str());
+  checkCu(r, "cuTensorMapEncodeTiled", ctx.str());
   return map;
 }
 

@@ -27,6 +27,12 @@ each kernel compiled or loaded there), TAWA_ALWAYS_COMPILE=1 (ignore the disk
 cache), TAWA_DISABLE=1 (every tawa.jit kernel runs Triton's own compilation),
 TAWA_FALLBACK=triton (every kernel falls back to Triton where tawa cannot
 compile it).
+
+A call that finds its specialization in memory packs the arguments straight
+into the runtime's argument array and launches (`_Launcher`); a new
+specialization looks for its kernel on disk by a key over the kernel's source
+(Triton's own cache key of the function and what it calls), the
+specialization and the options before it asks Triton for TTIR.
 """
 import dataclasses
 import hashlib
@@ -34,6 +40,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import tempfile
 import threading
 import warnings
@@ -43,6 +50,7 @@ from .compiler import CompilationError, CompilerOptions, TawaCompilerError
 
 ARCH = "sm_90a"
 _CACHE_FORMAT = "tawa-jit-cache/1"
+_INDEX_FORMAT = "tawa-jit-index/1"
 
 # Triton's warp-specialization launch options, accepted under tawa's names.
 OPTION_ALIASES = {
@@ -50,6 +58,7 @@ OPTION_ALIASES = {
     "num_consumer_groups": "consumer_groups",
 }
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(CompilerOptions))
+_OPTION_KEYS = frozenset(OPTION_NAMES) | frozenset(OPTION_ALIASES)
 
 
 class TawaFallbackWarning(UserWarning):
@@ -57,7 +66,8 @@ class TawaFallbackWarning(UserWarning):
 
 
 def _env_flag(name):
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    value = os.environ.get(name)
+    return bool(value) and value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def cache_dir():
@@ -161,6 +171,161 @@ def resolve_grid(grid, meta):
     return tuple(int(d) for d in dims)
 
 
+def _grid3(grid):
+    """A grid as three dimensions (Triton pads with 1)."""
+    if grid.__class__ is tuple:
+        n = len(grid)
+        if n == 3:
+            return grid
+        if n == 2:
+            return (grid[0], grid[1], 1)
+        if n == 1:
+            return (grid[0], 1, 1)
+    dims = resolve_grid(grid, {})
+    return dims + (1,) * (3 - len(dims))
+
+
+# The runtime's argument array (tawa_runtime.h): one 120-byte tawa_arg per
+# launch argument: kind, dtype, rank, reserved (int32), ptr (uint64),
+# shape[5], strides[5] (int64), i (int64), f (double). A launch packs the
+# grid (3 x uint32, padded to 16 bytes) and the array into one buffer with one
+# struct.pack_into; a format's pad bytes ('x') are written as zeros.
+_ARG_SIZE = 120
+_ARG_TENSOR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
+_INT_FORMAT = "i100xq8x"
+_UINT64_FORMAT = "i100xQ8x"
+_FLOAT_FORMAT = "i108xd"
+_GRID_FORMAT = "3I4x"
+_GRID_SIZE = 16
+# Triton's element type names -> TAWA_DTYPE_*.
+DTYPE_CODES = {"fp16": 0, "bf16": 1, "fp32": 2, "fp8e4nv": 3, "fp8e5": 4, "i8": 5, "i32": 6, "i64": 7}
+_TENSORDESC = re.compile(r"tensordesc<([^\[>,]+)\[([^\]]*)\]")
+
+
+def _tensor_format(rank):
+    pad = f"{8 * (5 - rank)}x" if rank < 5 else ""
+    return f"iii4xQ{rank}q{pad}{rank}q{pad}16x"
+
+
+def _bad_padding(name, padding):
+    raise TypeError(f"argument '{name}': tawa kernels fill out-of-bounds tiles with zeros; "
+                    f"padding={padding!r} is not supported yet")
+
+
+def _not_on_gpu(name, tensor):
+    raise TypeError(f"argument '{name}': tensor is on {getattr(tensor, 'device', '?')}, not on a CUDA device")
+
+
+class _Launcher:
+    """The launch of one compiled specialization. Everything that does not
+    change between calls is worked out once from Triton's signature: which
+    arguments are dropped (constexprs, integers folded into the kernel), how
+    each host TensorDescriptor expands (its tensor for the tensor map: dtype
+    and rank from the signature, the address from the call; then its shape
+    and strides as integers, as Triton expands it), which take an address or
+    a number. A call runs generated code that reads the arguments, packs
+    them with the grid into one buffer (struct.pack_into) and calls the
+    runtime's tawa_kernel_launch_grid through ctypes with plain integers.
+
+    `target` is (launch function, kernel handle, current-stream function):
+    the runtime's by default (CompiledKernel.launch_target); tests pass a
+    recorder."""
+
+    def __init__(self, name, signature, expected_count, target):
+        launch_fn, handle, stream_fn = target
+        formats, values, lines, params = ["=", _GRID_FORMAT], ["g0", "g1", "g2"], [], []
+        count = 0
+        for index, (param, ty) in enumerate(signature.items()):
+            v = f"v{index}"
+            params.append(v)
+            if ty == "constexpr":
+                continue
+            if not isinstance(ty, str):
+                raise TypeError(f"argument '{param}': tuple arguments ({ty}) are not supported by tawa yet")
+            if ty.startswith("tensordesc"):
+                match = _TENSORDESC.match(ty)
+                if not match or match.group(1) not in DTYPE_CODES:
+                    raise TypeError(f"argument '{param}': descriptor type {ty} has no tawa equivalent")
+                rank = len([d for d in match.group(2).split(",") if d.strip()])
+                if not 1 <= rank <= 5:
+                    raise TypeError(f"argument '{param}': rank {rank} outside 1..5")
+                shape = [f"s{index}_{d}" for d in range(rank)]
+                strides = [f"r{index}_{d}" for d in range(rank)]
+                lines += [f"if {v}.padding != 'zero': _bad_padding({param!r}, {v}.padding)",
+                          f"t{index} = {v}.base",
+                          f"if not t{index}.is_cuda: _not_on_gpu({param!r}, t{index})",
+                          f"{', '.join(shape)}, = {v}.shape",
+                          f"{', '.join(strides)}, = {v}.strides"]
+                formats.append(_tensor_format(rank))
+                values += [str(_ARG_TENSOR), str(DTYPE_CODES[match.group(1)]), str(rank),
+                           f"t{index}.data_ptr()", *shape, *strides]
+                for scalar in shape + strides:
+                    formats.append(_INT_FORMAT)
+                    values += [str(_ARG_INT), scalar]
+                count += 1 + 2 * rank
+            elif ty.startswith("*"):
+                # A tensor's address, or an address given as an integer.
+                lines.append(f"p{index} = {v} if {v}.__class__ is int else "
+                             f"({v}.data_ptr() if {v}.is_cuda else _not_on_gpu({param!r}, {v}))")
+                formats.append(_INT_FORMAT)
+                values += [str(_ARG_INT), f"p{index}"]
+                count += 1
+            elif ty == "i1":
+                formats.append(_INT_FORMAT)
+                values += [str(_ARG_INT), f"(1 if {v} else 0)"]
+                count += 1
+            elif ty[0] in "iu" and ty[1:].isdigit():
+                formats.append(_UINT64_FORMAT if ty == "u64" else _INT_FORMAT)
+                values += [str(_ARG_INT), v]
+                count += 1
+            elif ty in ("fp16", "bf16", "fp32", "fp64"):
+                formats.append(_FLOAT_FORMAT)
+                values += [str(_ARG_FLOAT), v]
+                count += 1
+            else:
+                raise TypeError(f"argument '{param}': type {ty} is not supported by tawa's launcher")
+        if count != expected_count:
+            raise TypeError(f"kernel '{name}' takes {expected_count} launch arguments after expansion, "
+                            f"its signature gives {count}")
+        layout = struct.Struct("".join(formats))
+        assert layout.size == _GRID_SIZE + _ARG_SIZE * count
+        words = (layout.size + 7) // 8
+        body = "\n    ".join(lines + [
+            "g0, g1, g2 = grid",
+            "buf = _Buffer()",
+            "try:",
+            f"    _pack_into(buf, 0, {', '.join(values)})",
+            "except _struct_error as error:",
+            "    _bad_value(error, grid)",
+            "address = _addressof(buf)",
+            f"if _launch(_handle, address + {_GRID_SIZE}, {count}, address, _stream()):",
+            "    _failed()",
+        ])
+        source = f"def launch({', '.join(['grid'] + params)}):\n    {body}\n"
+        import ctypes
+        namespace = {
+            "_Buffer": ctypes.c_uint64 * words, "_pack_into": layout.pack_into, "_struct_error": struct.error,
+            "_addressof": ctypes.addressof, "_launch": launch_fn, "_handle": handle, "_stream": stream_fn,
+            "_bad_padding": _bad_padding, "_not_on_gpu": _not_on_gpu,
+            "_bad_value": lambda error, grid: self._bad_value(error, grid), "_failed": self._failed,
+        }
+        exec(compile(source, f"<tawa launcher for {name}>", "exec"), namespace)
+        self.name = name
+        self.count = count
+        self.layout = layout
+        self.source = source
+        self.launch = namespace["launch"]
+
+    def _bad_value(self, error, grid):
+        if any(not isinstance(d, int) or not 0 <= d < 1 << 32 for d in grid):
+            raise ValueError(f"kernel '{self.name}': grid {tuple(grid)!r} must be 1 to 3 integers in 0..2^32-1")
+        raise TypeError(f"kernel '{self.name}': an argument does not fit its parameter's type ({error})")
+
+    def _failed(self):
+        from .runtime import TawaError, _library
+        raise TawaError(_library().tawa_last_error().decode(errors="replace"))
+
+
 # ---------------------------------------------------------------------------
 # Compiled kernels and the disk cache
 
@@ -242,6 +407,13 @@ class CompiledKernel:
                 self._runtime_kernel = Kernel(self.path("metadata"))
             return self._runtime_kernel
 
+    def launch_target(self):
+        """What a _Launcher calls: the runtime's launch function taking plain
+        integers, this kernel's handle (loaded on first use), and a function
+        returning PyTorch's current stream."""
+        from . import runtime
+        return runtime.raw_launch_function(), self.runtime_kernel().handle, runtime.current_stream_function()
+
     def launch(self, grid, args, stream=None):
         expected = launch_param_count(self.metadata)
         if len(args) != expected:
@@ -268,33 +440,73 @@ def _write_atomically(path, data):
 
 
 _identity_lock = threading.Lock()
-_compiler_identity = None
+_identities = {}  # file stamps -> identity, in this process
+
+
+def _device_library_files():
+    device_dir = os.path.join(_compiler.device_include_dir(), "tawa", "device")
+    out = []
+    for root, dirs, files in os.walk(device_dir):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            out.append((os.path.relpath(path, device_dir), path))
+    return out
 
 
 def compiler_identity():
     """What, besides the TTIR and the options, decides a compiled kernel:
     the compiler's version and library bytes (a rebuilt compiler must not
     reuse old entries), the device library headers that NVRTC compiles the
-    generated code against, and the target architecture."""
-    global _compiler_identity
+    generated code against, and the target architecture.
+
+    Hashing the library's bytes takes tens of milliseconds, so a process
+    first looks for the identity it computed before from files with the
+    same paths, sizes, modification times and inodes
+    (<cache>/jit/identity/)."""
     with _identity_lock:
-        if _compiler_identity is None:
+        library = os.path.abspath(_compiler.library_path())
+        if not os.path.isfile(library):
+            raise TawaCompilerError(f"cannot load the tawa compiler {library}: no such file")
+        files = [("", library)] + _device_library_files()
+        stamp = hashlib.sha256(_CACHE_FORMAT.encode())
+        for rel, path in files:
+            st = os.stat(path)
+            stamp.update(f"{rel}\0{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0".encode())
+        stamp.update(ARCH.encode())
+        stamp = stamp.hexdigest()
+        memo = os.path.join(cache_dir(), "identity", stamp)
+        identity = _identities.get(stamp)
+        if identity is None:
+            try:
+                with open(memo) as f:
+                    text = f.read().strip()
+                if re.fullmatch(r"[0-9a-f]{64}", text):
+                    identity = text
+            except OSError:
+                pass
+        if identity is None:
             h = hashlib.sha256()
             h.update(_compiler.compiler_version().encode())
-            with open(_compiler.library_path(), "rb") as f:
+            with open(library, "rb") as f:
                 for chunk in iter(lambda: f.read(1 << 20), b""):
                     h.update(chunk)
-            device_dir = os.path.join(_compiler.device_include_dir(), "tawa", "device")
-            for root, dirs, files in os.walk(device_dir):
-                dirs.sort()
-                for name in sorted(files):
-                    path = os.path.join(root, name)
-                    h.update(os.path.relpath(path, device_dir).encode() + b"\0")
-                    with open(path, "rb") as f:
-                        h.update(f.read())
+            for rel, path in files[1:]:
+                h.update(rel.encode() + b"\0")
+                with open(path, "rb") as f:
+                    h.update(f.read())
             h.update(ARCH.encode())
-            _compiler_identity = h.hexdigest()
-        return _compiler_identity
+            identity = h.hexdigest()
+        # Every cache directory used gets the memo, so that a new process
+        # using it need not hash the library.
+        if not os.path.exists(memo):
+            try:
+                os.makedirs(os.path.dirname(memo), exist_ok=True)
+                _write_atomically(memo, identity.encode())
+            except OSError:
+                pass  # a read-only cache: computed again next time
+        _identities[stamp] = identity
+        return identity
 
 
 def cache_key(ttir, options):
@@ -361,6 +573,40 @@ def compile_to_cache(name, ttir, options, stats=None):
     return _dumped(CompiledKernel(name, key, directory, options, "compiled"))
 
 
+def _index_path(source_key):
+    return os.path.join(cache_dir(), "index", source_key[:2], source_key + ".json")
+
+
+def lookup_source_index(name, source_key, options):
+    """The CompiledKernel a source key was compiled to before, if its entry
+    is still complete; else None."""
+    name = _safe_name(name)
+    try:
+        with open(_index_path(source_key)) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    key = record.get("key", "") if isinstance(record, dict) else ""
+    if record.get("format") != _INDEX_FORMAT or record.get("name") != name or \
+            not re.fullmatch(r"[0-9a-f]{64}", key):
+        return None
+    directory = os.path.join(cache_dir(), key[:2], key)
+    if not _entry_complete(directory, name):
+        return None
+    return _dumped(CompiledKernel(name, key, directory, options, "disk"))
+
+
+def record_source_index(source_key, kernel):
+    """Remembers which cache entry a source key compiles to."""
+    path = _index_path(source_key)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _write_atomically(path, json.dumps({"format": _INDEX_FORMAT, "name": kernel.name,
+                                            "key": kernel.key}).encode())
+    except OSError:
+        pass  # the index only saves time
+
+
 def _dumped(kernel):
     """Copies every stage of `kernel` under $TAWA_DUMP_DIR, if it is set."""
     dump_root = os.environ.get("TAWA_DUMP_DIR")
@@ -397,14 +643,46 @@ class _TritonFrontEnd:
         """(bound args: name -> value, specialization, Triton options)."""
         return self.binder(*args, **kwargs)
 
-    def ttir(self, kwargs, bound_args, specialization, options):
+    def pack(self, kwargs, bound_args, specialization, options):
+        """Triton's (options, signature, constexprs, attributes) for a bound
+        call (no IR is made)."""
+        return self.fn._pack_args(self.backend, kwargs, bound_args, specialization, options)
+
+    def source_key(self, packed, tawa_options):
+        """A key over everything the TTIR comes from, known before any IR is
+        made: Triton's version and cache-invalidating environment, Triton's
+        key of the kernel's source and of every function it calls (its
+        cache_key), the file it is in (the TTIR's locations name it), the
+        signature, constexprs, attributes and Triton's options; and tawa's
+        options and compiler. It finds a kernel compiled before without
+        running the front end (what Triton's own cache does)."""
+        import triton
+        from triton._C.libtriton import get_cache_invalidating_env_vars
+        options, signature, constexprs, attrs = packed
+        get_key = lambda x: x.cache_key if hasattr(x, "cache_key") else repr(x)  # noqa: E731
+        payload = json.dumps({
+            "format": _INDEX_FORMAT,
+            "triton": triton.__version__,
+            "env": sorted(get_cache_invalidating_env_vars().items()),
+            "target": [self.target.backend, self.target.arch, self.target.warp_size],
+            "fn": self.fn.cache_key,
+            "file": self.fn.fn.__code__.co_filename,
+            "signature": [[k, repr(v)] for k, v in signature.items()],
+            "constexprs": [[repr(k), get_key(v)] for k, v in sorted(constexprs.items())],
+            "attrs": repr(sorted(attrs.items())),
+            "triton_options": options.hash() if hasattr(options, "hash") else repr(sorted(vars(options).items())),
+            "options": tawa_options.as_dict(),
+            "compiler": compiler_identity(),
+        }, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def ttir(self, packed):
         """The TTIR text Triton prints for this specialization
-        (kernel.asm['ttir']), and Triton's signature of it."""
+        (kernel.asm['ttir'])."""
         from triton._C.libtriton import ir
         from triton.backends.compiler import Language
         from triton.compiler.compiler import ASTSource
-        options, signature, constexprs, attrs = self.fn._pack_args(self.backend, kwargs, bound_args,
-                                                                   specialization, options)
+        options, signature, constexprs, attrs = packed
         src = ASTSource(self.fn, signature, constexprs, attrs)
         context = ir.context()
         ir.load_dialects(context)
@@ -414,7 +692,26 @@ class _TritonFrontEnd:
         stages = {}
         self.backend.add_stages(stages, options, Language.TRITON)
         module = stages["ttir"](module, {})
-        return str(module), signature
+        return str(module)
+
+
+class _Specialization:
+    """What the in-memory cache holds for one specialization and set of
+    options: the compiled kernel, Triton's signature of it, and (from the
+    first launch) its launcher."""
+
+    __slots__ = ("kernel", "signature", "launch")
+
+    def __init__(self, kernel, signature):
+        self.kernel = kernel
+        self.signature = signature
+        self.launch = None
+
+    def make_launch(self):
+        launcher = _Launcher(self.kernel.name, self.signature, launch_param_count(self.kernel.metadata),
+                             self.kernel.launch_target())
+        self.launch = launcher.launch
+        return self.launch
 
 
 class JITFunction:
@@ -434,8 +731,16 @@ class JITFunction:
             raise ValueError(f"fallback must be None or 'triton', got {fallback!r}")
         self.fallback = fallback
         self._front_end = None
-        self._kernels = {}  # in-memory cache: specialization key -> CompiledKernel or "triton"
+        self._binder = None
+        # In-memory cache: (specialization, Triton's options, options token)
+        # -> _Specialization, or "triton" where the kernel falls back.
+        self._kernels = {}
         self._lock = threading.Lock()
+        # Options: each distinct CompilerOptions gets a small integer token
+        # for the in-memory key; a call's options are validated once.
+        self._option_tokens = {}
+        self._call_option_memo = {}
+        self._default_options = self._token(make_options(self.options))
         self._warned_fallback = False
         self.last_kernel = None
         self.stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0, "fallbacks": 0, "ttir": 0}
@@ -470,44 +775,85 @@ class JITFunction:
     def _front(self):
         if self._front_end is None:
             self._front_end = _TritonFrontEnd(self.triton_fn)
+            self._binder = self._front_end.binder
         return self._front_end
 
-    def run(self, *args, grid, warmup, **kwargs):
-        call_options, triton_kwargs = split_options(kwargs)
-        if _env_flag("TAWA_DISABLE"):
-            return self._run_triton(args, triton_kwargs, grid, warmup)
-        options = make_options(self.options, call_options)
-        front = self._front()
-        bound_args, specialization, triton_options = front.bind(args, triton_kwargs)
-        key = (str(specialization), str(triton_options), tuple(sorted(options.as_dict().items())))
+    def _token(self, options):
+        return (self._option_tokens.setdefault(options, len(self._option_tokens)), options)
 
+    def _call_options(self, call_options):
+        """(token, CompilerOptions) for a call's tawa options over the
+        kernel's."""
+        try:
+            memo_key = tuple(sorted(call_options.items()))
+            found = self._call_option_memo.get(memo_key)
+        except TypeError:  # an unhashable value: validate() will say what is wrong
+            memo_key = found = None
+        if found is None:
+            found = self._token(make_options(self.options, call_options))
+            if memo_key is not None:
+                self._call_option_memo[memo_key] = found
+        return found
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if kwargs and not _OPTION_KEYS.isdisjoint(kwargs):
+            call_options, kwargs = split_options(kwargs)
+        else:
+            call_options = None
+        if _env_flag("TAWA_DISABLE"):
+            return self._run_triton(args, kwargs, grid, warmup)
+        token, options = self._call_options(call_options) if call_options else self._default_options
+        binder = self._binder or self._front().binder
+        bound_args, specialization, triton_options = binder(*args, **kwargs)
+        key = (tuple(specialization), str(triton_options) if triton_options else "", token)
+        entry = self._kernels.get(key)
+        if entry is None:
+            entry = self._compile(key, kwargs, bound_args, specialization, triton_options, options)
+        else:
+            self.stats["memory_hits"] += 1
+        if entry.__class__ is not _Specialization:
+            self.stats["fallbacks"] += 1
+            return self._run_triton(args, kwargs, grid, warmup)
+        kernel = entry.kernel
+        self.last_kernel = kernel
+        if warmup:
+            return kernel
+        if grid is None:
+            raise ValueError(f"{self.__name__}: a launch needs a grid: kernel[grid](...)")
+        if callable(grid):
+            grid = grid(bound_args)
+        (entry.launch or entry.make_launch())(_grid3(grid), *bound_args.values())
+        return kernel
+
+    def _compile(self, key, triton_kwargs, bound_args, specialization, triton_options, options):
+        """The in-memory entry for a specialization not seen before: from the
+        disk by its source key, else from Triton's TTIR compiled by tawa (or
+        "triton" where tawa cannot compile it and the kernel falls back)."""
+        front = self._front()
         with self._lock:
             entry = self._kernels.get(key)
-        if entry is None:
+            if entry is not None:
+                return entry
             try:
-                self.stats["ttir"] += 1
-                ttir, signature = front.ttir(triton_kwargs, bound_args, specialization, triton_options)
-                entry = (compile_to_cache(self.__name__, ttir, options, self.stats), signature)
+                packed = front.pack(triton_kwargs, bound_args, specialization, triton_options)
+                kernel, source_key = None, None
+                if not _env_flag("TAWA_ALWAYS_COMPILE"):
+                    source_key = front.source_key(packed, options)
+                    kernel = lookup_source_index(self.__name__, source_key, options)
+                    if kernel is not None:
+                        self.stats["disk_hits"] += 1
+                if kernel is None:
+                    self.stats["ttir"] += 1
+                    kernel = compile_to_cache(self.__name__, front.ttir(packed), options, self.stats)
+                    record_source_index(source_key or front.source_key(packed, options), kernel)
+                entry = _Specialization(kernel, packed[1])
             except (CompilationError, TawaCompilerError) as error:
                 if self._fallback_mode() != "triton":
                     raise
                 self._say_fallback(error)
                 entry = "triton"
-            with self._lock:
-                self._kernels[key] = entry
-        else:
-            self.stats["memory_hits"] += 1
-
-        if entry == "triton":
-            self.stats["fallbacks"] += 1
-            return self._run_triton(args, triton_kwargs, grid, warmup)
-        kernel, signature = entry
-        self.last_kernel = kernel
-        if not warmup:
-            if grid is None:
-                raise ValueError(f"{self.__name__}: a launch needs a grid: kernel[grid](...)")
-            kernel.launch(resolve_grid(grid, bound_args), expand_arguments(signature, bound_args))
-        return kernel
+            self._kernels[key] = entry
+        return entry
 
     def _say_fallback(self, error):
         if self._warned_fallback:
@@ -516,7 +862,7 @@ class JITFunction:
         first = str(error).strip().splitlines()
         reason = first[1] if len(first) > 1 else (first[0] if first else "")
         warnings.warn(f"tawa: kernel '{self.__name__}' runs with Triton's own compilation (fallback='triton'): "
-                      f"{reason}", TawaFallbackWarning, stacklevel=4)
+                      f"{reason}", TawaFallbackWarning, stacklevel=5)
 
 
 def jit(fn=None, *, fallback=None, **kwargs):

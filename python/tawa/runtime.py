@@ -154,6 +154,34 @@ def _stream_handle(stream):
     return ctypes.c_void_p(int(stream))
 
 
+_raw_launch = None
+
+
+def raw_launch_function():
+    """tawa_kernel_launch_grid taking plain integers (kernel handle, address
+    of the tawa_arg array, its length, address of the grid, stream), for a
+    caller that packs the argument array itself (tawa.jit's launcher). A
+    function object of its own, so these argument types do not replace the
+    ones Kernel uses."""
+    global _raw_launch
+    if _raw_launch is None:
+        fn = _library()["tawa_kernel_launch_grid"]
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+        _raw_launch = fn
+    return _raw_launch
+
+
+def current_stream_function():
+    """A function returning the handle of PyTorch's current stream on the
+    current device (what Triton's launcher asks PyTorch for)."""
+    try:
+        from torch._C import _cuda_getCurrentRawStream, _cuda_getDevice
+    except ImportError:  # an older PyTorch
+        return lambda: torch.cuda.current_stream().cuda_stream
+    return lambda: _cuda_getCurrentRawStream(_cuda_getDevice())
+
+
 def runtime_version():
     return _library().tawa_runtime_version().decode()
 
@@ -232,6 +260,11 @@ class Kernel:
                                           ctypes.byref(handle)))
         self._handle = handle
         self.metadata_path = metadata_path
+
+    @property
+    def handle(self):
+        """The runtime's tawa_kernel pointer, as an integer."""
+        return self._handle.value
 
     @property
     def num_params(self):

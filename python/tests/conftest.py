@@ -1,6 +1,7 @@
 """Shared pieces of the Python tests, which need no GPU and no PyTorch:
 Triton's front end makes TTIR from stand-in tensors (a dtype and an
 address are all it reads), and NVRTC makes CUBINs on a CPU machine."""
+import ctypes
 import os
 import sys
 
@@ -34,6 +35,8 @@ class FakeTensor:
     """Stands in for a CUDA tensor: shape, strides, dtype, an address, and
     as_strided views that remember their base."""
 
+    is_cuda = True
+
     def __init__(self, shape, dtype=float16, address=1 << 20, strides=None, base=None):
         self.shape = tuple(shape)
         self.dtype = dtype
@@ -58,6 +61,55 @@ class FakeTensor:
 
     def __repr__(self):
         return f"FakeTensor({self.shape}, {self.dtype}, strides={self._strides})"
+
+
+class _Arg(ctypes.Structure):
+    """tawa_arg of include/tawa/runtime/tawa_runtime.h, written out again here
+    so that the tests check tawa.jit's packing against the header, not
+    against itself."""
+    _fields_ = [("kind", ctypes.c_int32), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("reserved", ctypes.c_int32), ("ptr", ctypes.c_uint64), ("shape", ctypes.c_int64 * 5),
+                ("strides", ctypes.c_int64 * 5), ("i", ctypes.c_int64), ("f", ctypes.c_double)]
+
+
+class RecordingLaunch:
+    """Stands in for the runtime's tawa_kernel_launch_grid behind tawa.jit's
+    launcher: decodes the packed tawa_arg array and grid it is handed (a
+    tensor as ("tensor", dtype code, address, shape, strides), an integer or
+    a float as itself) and records them with the stream. Install with
+    `install(monkeypatch)`; `result` is what the call returns (non-zero: the
+    runtime failed)."""
+
+    HANDLE = 0x7A3A
+    STREAM = 0x5717
+
+    def __init__(self):
+        self.launches = []
+        self.result = 0
+
+    def __call__(self, handle, args_address, count, grid_address, stream):
+        assert handle == self.HANDLE
+        grid = tuple((ctypes.c_uint32 * 3).from_address(grid_address))
+        args = []
+        for a in (_Arg * count).from_address(args_address):
+            assert a.reserved == 0
+            if a.kind == 0:
+                args.append(("tensor", a.dtype, a.ptr, tuple(a.shape[:a.rank]), tuple(a.strides[:a.rank])))
+                assert all(v == 0 for v in a.shape[a.rank:]) and a.i == 0 and a.f == 0.0
+            elif a.kind == 1:
+                args.append(a.i)
+                assert a.ptr == 0 and a.rank == 0 and a.f == 0.0
+            else:
+                assert a.kind == 2 and a.i == 0
+                args.append(a.f)
+        self.launches.append((args, grid, stream))
+        return self.result
+
+    def install(self, monkeypatch):
+        from tawa.jit import CompiledKernel
+        monkeypatch.setattr(CompiledKernel, "launch_target",
+                            lambda kernel: (self, self.HANDLE, lambda: self.STREAM))
+        return self
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,7 @@
 """tawa.autotune without a GPU: every config compiled, the launches timed by
 a stand-in for do_bench that reads which kernel ran, the fastest kept in
 memory and on disk, configs tawa cannot compile skipped."""
+import ctypes
 import os
 
 import pytest
@@ -38,8 +39,9 @@ class FakeGpu:
         self.launches = []
         self.tuner = None
 
-    def __call__(self, *args, grid=None, stream=None):
-        self.launches.append((args, grid))
+    def __call__(self, handle, args_address, count, grid_address, stream):
+        self.launches.append((count, tuple((ctypes.c_uint32 * 3).from_address(grid_address))))
+        return 0
 
     def bench(self, fn):
         fn()
@@ -56,7 +58,7 @@ CONFIGS = [WIDE, NARROW, TOO_SHORT]
 @pytest.fixture
 def gpu(monkeypatch):
     fake = FakeGpu({(256, 3): 2.0, (128, 2): 1.5})
-    monkeypatch.setattr(CompiledKernel, "runtime_kernel", lambda self: fake)
+    monkeypatch.setattr(CompiledKernel, "launch_target", lambda self: (fake, 1, lambda: 0))
     return fake
 
 
@@ -81,7 +83,7 @@ def test_fastest_compilable_config_is_kept_and_launched(gpu):
     assert [(c, ms) for c, ms, _ in results] == [(WIDE, 2.0), (NARROW, 1.5), (TOO_SHORT, None)]
     assert "wgmma cannot cover" in results[2][2]
     # Two timed launches, then the call's own launch with NARROW's tiles.
-    assert len(gpu.launches) == 3 and gpu.launches[-1][1] == (4, 4)
+    assert len(gpu.launches) == 3 and gpu.launches[-1][1] == (4, 4, 1)
     assert args[1].block_shape == [128, 64]
 
 

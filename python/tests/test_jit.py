@@ -14,7 +14,7 @@ import tawa
 from tawa import jit as tawa_jit_module  # noqa: F401  (the decorator)
 from tawa.jit import JITFunction, TawaFallbackWarning, expand_arguments, launch_param_count, split_options
 
-from conftest import FakeTensor, float16
+from conftest import FakeTensor, RecordingLaunch, float16
 
 
 def gemm_body(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
@@ -113,6 +113,7 @@ def test_second_call_hits_the_memory_cache_and_a_new_process_the_disk():
     again = tawa.jit(gemm_body)
     from_disk = again.warmup(*gemm_args(), **BLOCKS)
     assert again.stats["compiles"] == 0 and again.stats["disk_hits"] == 1
+    assert again.stats["ttir"] == 0  # found by its source key: Triton's front end did not run
     assert from_disk.directory == first.directory
     assert from_disk.asm["cubin"] == first.asm["cubin"]
     assert first.directory.startswith(os.path.join(os.environ["TAWA_CACHE_DIR"], "jit"))
@@ -120,6 +121,60 @@ def test_second_call_hits_the_memory_cache_and_a_new_process_the_disk():
     # Another specialization (K not a multiple of 16) is another kernel.
     kernel.warmup(*gemm_args(k=520), **BLOCKS)
     assert kernel.stats["compiles"] == 2
+
+
+KERNEL_FILE = """
+import triton.language as tl
+
+def gemm_file(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([tl.program_id(0) * BM, k * BK])
+        b = b_desc.load([tl.program_id(1) * BN, k * BK])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([tl.program_id(0) * BM, tl.program_id(1) * BN], (acc{epilogue}).to(c_desc.dtype))
+"""
+
+
+def load_kernel_file(path, epilogue, name):
+    import importlib.util
+    path.write_text(KERNEL_FILE.format(epilogue=epilogue))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gemm_file
+
+
+def test_the_source_key_follows_the_source(tmp_path):
+    """An edited kernel (same file, name and arguments) must not be found
+    under its old source key; the unedited one is."""
+    first = tawa.jit(load_kernel_file(tmp_path / "k.py", "", "k1"))
+    first.warmup(*gemm_args(), **BLOCKS)
+    same = tawa.jit(load_kernel_file(tmp_path / "k.py", "", "k2"))
+    same.warmup(*gemm_args(), **BLOCKS)
+    assert same.stats["disk_hits"] == 1 and same.stats["ttir"] == 0
+    edited = tawa.jit(load_kernel_file(tmp_path / "k.py", " * 2.0", "k3"))
+    compiled = edited.warmup(*gemm_args(), **BLOCKS)
+    assert edited.stats["ttir"] == 1 and edited.stats["disk_hits"] == 0
+    assert compiled.directory != first.last_kernel.directory
+
+
+def test_compiler_identity_is_remembered_by_file_stamps():
+    import sys
+    jit_module = sys.modules["tawa.jit"]
+    first = jit_module.compiler_identity()
+    # Each cache directory used gets the memo (this test's is new).
+    (memo,) = os.listdir(os.path.join(os.environ["TAWA_CACHE_DIR"], "jit", "identity"))
+    path = os.path.join(os.environ["TAWA_CACHE_DIR"], "jit", "identity", memo)
+    with open(path) as f:
+        assert f.read() == first
+    jit_module._identities.clear()  # as in a new process: read back from the memo
+    with open(path, "w") as f:
+        f.write("0" * 64)
+    assert jit_module.compiler_identity() == "0" * 64  # (the memo is what is read)
+    os.unlink(path)
+    jit_module._identities.clear()  # no memo: hashed again, the same
+    assert jit_module.compiler_identity() == first
 
 
 def test_always_compile_ignores_the_disk_cache(monkeypatch):
@@ -236,19 +291,10 @@ def test_wraps_a_triton_jit_function():
     assert kernel.warmup(*gemm_args(), **BLOCKS).asm["cubin"][:4] == b"\x7fELF"
 
 
-class RecordingRuntimeKernel:
-    def __init__(self):
-        self.launches = []
-
-    def __call__(self, *args, grid=None, stream=None):
-        self.launches.append((args, grid, stream))
-
-
 def test_launch_maps_the_call_onto_the_runtime_arguments(monkeypatch):
     kernel = tawa.jit(gemm_body)
     compiled = kernel.warmup(*gemm_args(), **BLOCKS)
-    recorder = RecordingRuntimeKernel()
-    monkeypatch.setattr(type(compiled), "runtime_kernel", lambda self: recorder)
+    recorder = RecordingLaunch().install(monkeypatch)
     a, b, c, m, n, k = gemm_args(m=512, n=768, k=1024)
     grid_meta = []
 
@@ -259,12 +305,71 @@ def test_launch_maps_the_call_onto_the_runtime_arguments(monkeypatch):
     returned = kernel[grid](a, b, c, m, n, k, **BLOCKS)
     assert returned is compiled
     ((args, launch_grid, stream),) = recorder.launches
-    assert launch_grid == (4, 3) and stream is None
+    assert launch_grid == (4, 3, 1) and stream == RecordingLaunch.STREAM
     assert grid_meta[0]["BK"] == 64 and grid_meta[0]["K"] == 1024
-    # Each descriptor: its tensor, shape, strides (as Triton expands it).
-    assert args == (a.base, 512, 1024, 1024, 1, b.base, 768, 1024, 1024, 1, c.base, 512, 768, 768, 1,
-                    512, 768, 1024)
+    # Each descriptor: its tensor (fp16 = dtype 0), shape, strides (as Triton expands it).
+    assert args == [("tensor", 0, 1 << 20, (512, 1024), (1024, 1)), 512, 1024, 1024, 1,
+                    ("tensor", 0, 2 << 20, (768, 1024), (1024, 1)), 768, 1024, 1024, 1,
+                    ("tensor", 0, 3 << 20, (512, 768), (768, 1)), 512, 768, 768, 1,
+                    512, 768, 1024]
     assert len(args) == launch_param_count(compiled.metadata)
+
+    # The next call (new tensors, the same specialization) packs its own values.
+    a2, b2, c2, m2, n2, k2 = gemm_args(m=256, n=256, k=2048)
+    kernel[(7,)](a2, b2, c2, m2, n2, k2, **BLOCKS)
+    args, launch_grid, _ = recorder.launches[1]
+    assert launch_grid == (7, 1, 1)
+    assert args[0] == ("tensor", 0, 1 << 20, (256, 2048), (2048, 1)) and args[-3:] == [256, 256, 2048]
+    assert kernel.stats["memory_hits"] == 2 and kernel.stats["compiles"] == 1
+
+
+def test_launch_of_a_descriptor_over_a_strided_view(monkeypatch):
+    """A descriptor whose shape and strides differ from its base's: the
+    tensor map takes the descriptor's (the base's address)."""
+    kernel = tawa.jit(gemm_body)
+    a, b, _, m, n, k = gemm_args()
+    storage = FakeTensor((512, 640), address=5 << 20)
+    c = TensorDescriptor(storage, [512, 512], [640, 1], [128, 256])
+    recorder = RecordingLaunch().install(monkeypatch)
+    kernel[(8,)](a, b, c, m, n, k, **BLOCKS)
+    args = recorder.launches[0][0]
+    assert args[10:15] == [("tensor", 0, 5 << 20, (512, 512), (640, 1)), 512, 512, 640, 1]
+
+
+def test_launch_of_pointers_floats_and_bools(monkeypatch):
+    def scaled_copy(x_ptr, y_ptr, n, scale, flag, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        if flag:
+            x = x * scale
+        tl.store(y_ptr + offs, x, mask=offs < n)
+
+    from tawa.jit import _Launcher
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "scale": "fp32", "flag": "i1", "big": "u64",
+                 "BLOCK": "constexpr"}
+    recorder = RecordingLaunch()
+    launcher = _Launcher("scaled_copy", signature, 6, (recorder, RecordingLaunch.HANDLE, lambda: 3))
+    x = FakeTensor((1000,), dtype=float16, address=9 << 20)
+    launcher.launch((2, 1, 1), x, 12345 << 8, 1000, 0.5, True, (1 << 64) - 1, 512)
+    args, grid, stream = recorder.launches[0]
+    assert grid == (2, 1, 1) and stream == 3
+    # A tensor passes its address; an integer is an address already; the
+    # u64's bits are kept (the runtime's field is an int64).
+    assert args == [9 << 20, 12345 << 8, 1000, 0.5, 1, -1]
+    assert isinstance(args[3], float)
+    # A parameter count that disagrees with the metadata's is an error.
+    with pytest.raises(TypeError, match="takes 5 launch arguments"):
+        _Launcher("scaled_copy", signature, 5, (recorder, RecordingLaunch.HANDLE, lambda: 3))
+    # A value that does not fit, a bad grid, a tensor on the host: errors before the launch.
+    with pytest.raises(TypeError, match="does not fit"):
+        launcher.launch((2, 1, 1), x, x, 1 << 70, 0.5, True, 0, 512)
+    with pytest.raises(ValueError, match="grid"):
+        launcher.launch((-1, 1, 1), x, x, 1, 0.5, True, 0, 512)
+    host = FakeTensor((16,))
+    host.is_cuda = False
+    with pytest.raises(TypeError, match="not on a CUDA device"):
+        launcher.launch((1, 1, 1), host, x, 1, 0.5, True, 0, 512)
+    assert len(recorder.launches) == 1
 
 
 def test_descriptor_with_its_own_strides_becomes_a_view():
@@ -284,11 +389,10 @@ def test_integer_one_is_folded_into_the_kernel(monkeypatch):
     a, b, c, _, n, k = gemm_args()
     compiled = kernel.warmup(a, b, c, 1, n, k, **BLOCKS)  # M = 1: a constant to Triton
     assert launch_param_count(compiled.metadata) == 17
-    recorder = RecordingRuntimeKernel()
-    monkeypatch.setattr(type(compiled), "runtime_kernel", lambda self: recorder)
+    recorder = RecordingLaunch().install(monkeypatch)
     kernel[(16,)](a, b, c, 1, n, k, **BLOCKS)
     args = recorder.launches[0][0]
-    assert len(args) == 17 and args[-2:] == (n, k)
+    assert len(args) == 17 and args[-2:] == [n, k]
 
 
 def test_nan_padding_is_refused_before_launch(monkeypatch):
@@ -296,8 +400,10 @@ def test_nan_padding_is_refused_before_launch(monkeypatch):
     a, b, c, m, n, k = gemm_args()
     kernel.warmup(a, b, c, m, n, k, **BLOCKS)
     c_nan = TensorDescriptor(c.base, c.shape, c.strides, c.block_shape, padding="nan")
+    recorder = RecordingLaunch().install(monkeypatch)
     with pytest.raises(TypeError, match="padding='nan'"):
         kernel[(1,)](a, b, c_nan, m, n, k, **BLOCKS)
+    assert recorder.launches == []
 
 
 def test_launch_needs_a_grid():
