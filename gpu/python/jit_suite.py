@@ -16,8 +16,7 @@ of both files through @tawa.jit:
             poisoned with NaN (and a 16-byte chunk past each row that must
             stay NaN); relative Frobenius error against PyTorch in float32,
             for tawa.jit and for triton.jit on the same call; attention
-            against SDPA in float32; fp8 attention must be refused at its
-            line.
+            against SDPA in float32 (fp8 attention too, fp16 output).
   launch    host time per cached `kernel[grid](...)` call, tawa.jit against
             triton.jit on the same kernel and arguments (a 128 x 128 x 128
             GEMM, grid (1,)), interleaved rounds, no CUDA graphs.
@@ -101,15 +100,16 @@ def cases():
     for c in out:
         c["names"] = shared if c["src"] == "shared" else ex
 
-    def a(kid, src, fn, dt, bm, bn, d, causal, lse=False):
+    def a(kid, src, fn, dt, bm, bn, d, causal, lse=False, out=None):
         names = {"BM": "BM", "BN": "BN", "D": "D", "CAUSAL": "CAUSAL"} if src == "shared" else \
             {"BM": "BLOCK_M", "BN": "BLOCK_N", "D": "HEAD_DIM", "CAUSAL": "CAUSAL"}
-        return dict(id=kid, src=src, fn=fn, workload="attention_lse" if lse else "attention", dt=dt, out=dt,
+        return dict(id=kid, src=src, fn=fn, workload="attention_lse" if lse else "attention", dt=dt, out=out or dt,
                     tiles=(bm, bn, d), causal=causal, names=names, consts={})
     out += [
         a("shared/attn_fp16", "shared", "attn_fwd", "f16", 128, 128, 128, False),
         a("shared/attn_fp16_causal", "shared", "attn_fwd", "f16", 128, 128, 128, True),
         a("shared/attn_bf16_bn64", "shared", "attn_fwd", "bf16", 128, 64, 128, False),
+        a("shared/attn_fp8", "shared", "attn_fwd", "e4m3", 128, 128, 128, False, out="f16"),
         a("examples/attn_fwd_fp16", "examples", "attention_fwd_kernel", "f16", 128, 128, 128, False),
         a("examples/attn_fwd_fp16_causal", "examples", "attention_fwd_kernel", "f16", 128, 128, 128, True),
         a("examples/attn_fwd_fp16_d64", "examples", "attention_fwd_kernel", "f16", 128, 128, 64, False),
@@ -128,7 +128,8 @@ GEMM_SHAPES = [(2048, 1024, 4096), (1000, 744, 520), (129, 257, 136), (77, 40, 2
 TRITON_SHAPES = 2  # Triton runs the first two (its compiles take most of the time)
 ATTN_SHAPES = [(2, 4, 1024), (3, 5, 384), (1, 8, 128)]
 BOUNDS = {("f16", "f16"): 1e-3, ("bf16", "bf16"): 8e-3, ("e4m3", "f16"): 4e-3}
-ATTN_BOUNDS = {"f16": 4e-3, "bf16": 2.5e-2}
+# e4m3: P rounded to 3 mantissa bits for P V (gpu/compiled/attention.py).
+ATTN_BOUNDS = {"f16": 4e-3, "bf16": 2.5e-2, "e4m3": 6e-2}
 LSE_BOUND = 1e-4
 TRITON_LAUNCH = {"num_warps": 8, "num_stages": 3}  # 128 x 256 accumulators want 8 warps
 
@@ -580,31 +581,6 @@ class Suite:
             self.results["correctness"].append(row)
             self.passed += row["ok"]
             self.failed += not row["ok"]
-        self.fp8_attention_refused(mk)
-
-    def fp8_attention_refused(self, mk):
-        """fp8 attention is outside what tawa compiles: the error must point
-        at the kernel's own file and line."""
-        case = dict(next(c for c in cases() if c["id"] == "shared/attn_fp16"), id="shared/attn_fp8",
-                    dt="e4m3", out="f16")
-        from triton.tools.tensor_descriptor import TensorDescriptor
-        D = TensorDescriptor.from_tensor
-        q, _ = mk.rand(8 * 128, 128, "e4m3")
-        o, _ = mk.out(8 * 128, 128, "f16")
-        try:
-            tawa.jit(self.fn(case)).warmup(D(q, [128, 128]), D(q, [128, 128]), D(q, [128, 128]),
-                                           D(o, [128, 128]), 128 ** -0.5, 128, BM=128, BN=128, D=128,
-                                           CAUSAL=False)
-            ok, where = False, "compiled (expected a refusal)"
-        except tawa.CompilationError as e:
-            ok = bool(e.location) and e.location[0].endswith("triton_kernels.py")
-            where = f"{os.path.basename(e.location[0])}:{e.location[1]}" if e.location else "no location"
-            first = [ln for ln in str(e).splitlines() if "error:" in ln][:1]
-            where += f" ({first[0].split('error: ', 1)[1][:90]})" if first else ""
-        print(f"  {'PASS' if ok else 'FAIL'} shared/attn_fp8 refused at {where}", flush=True)
-        self.results["fp8_attention_refused"] = {"ok": ok, "where": where}
-        self.passed += ok
-        self.failed += not ok
 
     # -- launch overhead ----------------------------------------------------
     def launch_overhead(self, mk, rounds=15, calls=400):
@@ -819,9 +795,6 @@ class Suite:
             lines.append(f"compile: warm, new process, {r['kernel']}: {r['warm_s'] * 1e3:.1f} ms "
                          f"(target <= {TARGET_WARM_S * 1e3:.0f} ms: "
                          f"{'met' if r['warm_s'] <= TARGET_WARM_S else 'MISSED'})")
-        if res.get("fp8_attention_refused"):
-            f = res["fp8_attention_refused"]
-            lines.append(f"fp8 attention: {'refused at ' if f['ok'] else 'FAIL '}{f['where']}")
         if res["launch"]:
             l = res["launch"]
             u = l["us_per_call"]
