@@ -207,7 +207,7 @@ elif [ -f "$ATTN" ]; then
     step "device: test_fragment" 60 "$B/gpu/test_fragment"
   fi
   step "attention: correctness" 200 python3 gpu/compiled/attention.py --manifest "$ATTN" --check
-  step "sanitizer racecheck: attention" 150 compute-sanitizer --tool racecheck --error-exitcode 1 \
+  step "sanitizer racecheck: attention" 240 compute-sanitizer --tool racecheck --error-exitcode 1 \
     python3 gpu/compiled/attention.py --manifest "$ATTN" --check --small
   step "sanitizer synccheck: attention" 120 compute-sanitizer --tool synccheck --error-exitcode 1 \
     python3 gpu/compiled/attention.py --manifest "$ATTN" --check --small --only default
