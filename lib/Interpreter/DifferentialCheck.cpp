@@ -292,9 +292,12 @@ Verdict DifferentialCheck::check(ModuleOp compiled) {
     ExecutionOptions run;
     run.seed = seed;
     run.limits = options.limits;
+    run.turnVariant = options.turnVariant;
     ExecutionResult r = runGrid(kernel, values, grid, memory, run);
     v.schedules = s + 1;
     v.seed = seed;
+    v.cooperativeGroups = r.cooperativeGroups;
+    v.issueTurns = r.issueTurns;
     if (!r.completed()) {
       bool protocol = r.outcome == Outcome::Deadlock ||
                       r.outcome == Outcome::ProtocolViolation;

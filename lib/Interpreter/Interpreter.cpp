@@ -16,11 +16,17 @@
 #include "tawa/Interpreter/Aref.h"
 #include "tawa/Interpreter/Numerics.h"
 #include "tawa/Interpreter/Scheduler.h"
+#include "tawa/Protocol/IssueTurnProtocol.h"
+#include "tawa/Transforms/IssueTurns.h"
+#include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/SourceLocation.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -72,6 +78,11 @@ struct Task {
   unsigned id = 0;
   int partition = -1; ///< region index in the warp_specialize; -1: the body
   int32_t warps = 0;
+  /// A cooperative consumer group: the partition's warps are `groups` warp
+  /// groups, each a task of its own running the partition's code; this is
+  /// group `group` (-1: the partition is not split).
+  int group = -1;
+  int groups = 1;
   Task *parent = nullptr;
   std::vector<Frame> frames;
   llvm::DenseMap<Value, RuntimeValue> env;
@@ -79,6 +90,47 @@ struct Task {
   std::deque<InFlightProduct> inFlight;
   uint64_t nextGroup = 0;
   std::vector<unsigned> children; ///< partitions spawned, while waiting
+
+  /// Issue turns (tawa/Protocol/IssueTurnProtocol.h): the runs of its
+  /// region, whether it made its start arrivals, holds the turn, took the
+  /// turn at the end; the named barrier it waits on and the phase it arrived
+  /// in.
+  const IssueTurnRuns *runs = nullptr;
+  bool turnStarted = false, turnHeld = false, turnEnded = false;
+  int waitBarrier = -1;
+  uint64_t waitPhase = 0;
+  Operation *waitAt = nullptr; ///< the product (null: the end) it waits at
+
+  /// The aref reader this task is: its group, else 0.
+  unsigned reader() const { return group < 0 ? 0u : unsigned(group); }
+};
+
+/// A named barrier (bar.sync / bar.arrive) of the issue turns: each phase
+/// completes when every one of the `expected` groups has arrived.
+struct NamedBarrier {
+  uint64_t phase = 0;
+  uint32_t arrived = 0; ///< groups (bit g) arrived in the current phase
+  unsigned expected = protocol::kIssueTurnGroups;
+};
+
+/// The identity of an operand for the memo of cooperative groups: tensors
+/// and other shared objects by address (run-time data is immutable),
+/// scalars by value.
+struct OperandKey {
+  const void *object = nullptr;
+  const void *type = nullptr;
+  uint64_t bits = 0;
+  bool operator==(const OperandKey &o) const {
+    return object == o.object && type == o.type && bits == o.bits;
+  }
+};
+
+/// Results a cooperative group computed for an operation free of side
+/// effects, for the other groups to take instead of computing them again.
+struct MemoEntry {
+  unsigned task = 0;
+  SmallVector<OperandKey, 4> keys;
+  SmallVector<RuntimeValue, 2> results;
 };
 
 enum class Step { Progress, Blocked, Stop };
@@ -103,6 +155,8 @@ private:
   std::string taskName(const Task &t) const;
   bool canProceed(Task &t);
   Step step(Task &t);
+  /// Executes `op`, the next operation of `t`.
+  Step execute(Task &t, Operation *op);
   Step finish(Task &t);
 
   // Values.
@@ -144,6 +198,26 @@ private:
   Step dotAsync(Task &t, DotAsyncOp op);
   Step dotWait(Task &t, DotWaitOp op);
   Step generic(Task &t, Operation *op);
+
+  // Cooperative groups and their issue turns.
+  /// The cooperative groups partition `index` of `op` runs as (1: one task).
+  static int cooperativeGroups(WarpSpecializeOp op, unsigned index);
+  /// Arrival of group `g` at named barrier `id`; false when it stopped the
+  /// run (a second arrival of the group in one phase).
+  bool barrierArrive(Task &t, int id, Operation *at);
+  /// bar.sync of `t` at named barrier `id` before `at` (null: the end of
+  /// the partition): arrives once, then Progress when the phase completed,
+  /// Blocked before.
+  Step barrierSync(Task &t, int id, Operation *at);
+  std::string describeBarrierWait(Task &t);
+  void checkBarriersAtExit();
+  static SmallVector<OperandKey, 4> memoKeys(ArrayRef<RuntimeValue> operands);
+  /// Results of `op` another group computed from the same operands (taken
+  /// out of the memo), if any.
+  std::optional<SmallVector<RuntimeValue, 2>>
+  memoTake(Task &t, Operation *op, ArrayRef<OperandKey> keys);
+  void memoPut(Task &t, Operation *op, SmallVector<OperandKey, 4> keys,
+               ArrayRef<RuntimeValue> results);
   /// Leaves the current frame of `t` and binds `values` to its owner's
   /// results; the parent frame moves past the owner.
   void popFrame(Task &t, ArrayRef<RuntimeValue> values);
@@ -168,6 +242,11 @@ private:
   std::vector<std::shared_ptr<ArefRing>> rings;
   /// Ping-pong hand-overs made by consumer group 0 and 1 so far.
   int64_t handovers[2] = {0, 0};
+  /// Named barriers of the issue turns, by id.
+  std::map<int, NamedBarrier> barriers;
+  /// Issue-turn runs of each split consumer region.
+  llvm::DenseMap<Region *, std::unique_ptr<IssueTurnRuns>> turnRuns;
+  llvm::DenseMap<Operation *, std::deque<MemoEntry>> memo;
   ExecutionResult result;
   bool stopped = false;
 };
@@ -197,6 +276,10 @@ Task &ProgramExecutor::newTask(Task *parent, int partition, int32_t warps,
 std::string ProgramExecutor::taskName(const Task &t) const {
   if (t.partition < 0)
     return "kernel body";
+  if (t.group >= 0)
+    return "partition " + std::to_string(t.partition) + " group " +
+           std::to_string(t.group) + " (" + std::to_string(t.warps) +
+           " warps)";
   return "partition " + std::to_string(t.partition) + " (" +
          std::to_string(t.warps) + " warps)";
 }
@@ -245,10 +328,14 @@ ExecutionResult ProgramExecutor::run() {
   }
   if (!stopped)
     checkRingsAtExit();
+  if (!stopped)
+    checkBarriersAtExit();
   return result;
 }
 
 bool ProgramExecutor::canProceed(Task &t) {
+  if (t.waitBarrier >= 0)
+    return barriers[t.waitBarrier].phase > t.waitPhase;
   if (t.frames.empty())
     return true;
   Frame &f = t.frames.back();
@@ -274,7 +361,7 @@ bool ProgramExecutor::canProceed(Task &t) {
            ring->canPut(k);
   if (auto get = dyn_cast<ArefGetOp>(op))
     return !ringAndK(get.getAref(), get.getK(), ring, k) || k < 0 ||
-           ring->canGet(k);
+           ring->canGet(k, t.reader());
   if (auto wait = dyn_cast<PingPongWaitOp>(op)) {
     const RuntimeValue *turn = lookup(t, wait.getTurn());
     int64_t group = wait.getGroup();
@@ -324,6 +411,13 @@ static uint64_t workOf(Operation *op) {
 }
 
 Step ProgramExecutor::step(Task &t) {
+  if (t.runs && !t.turnStarted) {
+    // Group 1 passes the first turn to group 0 as the partition starts.
+    t.turnStarted = true;
+    for (int id : protocol::turnStartArrivals(t.group, options.turnVariant))
+      if (!barrierArrive(t, id, nullptr))
+        return Step::Stop;
+  }
   if (t.frames.empty())
     return finish(t);
   Frame &f = t.frames.back();
@@ -333,6 +427,17 @@ Step ProgramExecutor::step(Task &t) {
       return runtimeError(Outcome::RuntimeError,
                           "a region of " + describeOp(f.owner) +
                               " ends without a terminator");
+    if (t.runs && !t.turnEnded) {
+      // Group 0 takes the turn group 1 passed after its last run, so that
+      // no barrier phase is left half-arrived.
+      if (std::optional<int> id =
+              protocol::turnEndSync(t.group, options.turnVariant)) {
+        Step s = barrierSync(t, *id, nullptr);
+        if (s != Step::Progress)
+          return s;
+      }
+      t.turnEnded = true;
+    }
     return finish(t);
   }
   if (++result.steps > stepBudget)
@@ -341,14 +446,24 @@ Step ProgramExecutor::step(Task &t) {
                             " operations executed: over the interpreter's "
                             "step limit (an endless loop?)");
   Operation *op = &*f.ip;
-  result.work += workOf(op);
+  uint64_t work = workOf(op);
+  result.work += work;
   if (result.work > workBudget)
     return runtimeError(Outcome::RuntimeError,
                         "more than " + Twine(options.limits.maxWork) +
                             " element operations executed: over the "
                             "interpreter's work limit");
   if (options.onStep)
-    options.onStep(t.partition, op);
+    options.onStep(t.partition, t.group, op);
+  Step s = execute(t, op);
+  // A blocked operation did nothing: it is charged when it runs.
+  if (s == Step::Blocked)
+    result.work -= std::min(result.work, work);
+  return s;
+}
+
+Step ProgramExecutor::execute(Task &t, Operation *op) {
+  Frame &f = t.frames.back();
   if (auto y = dyn_cast<scf::YieldOp>(op))
     return yield(t, y);
   if (auto c = dyn_cast<scf::ConditionOp>(op))
@@ -370,6 +485,11 @@ Step ProgramExecutor::step(Task &t) {
   if (auto ws = dyn_cast<WarpSpecializeOp>(op))
     return warpSpecialize(t, ws);
   if (auto create = dyn_cast<ArefCreateOp>(op)) {
+    if (t.group >= 0)
+      return runtimeError(Outcome::Unsupported,
+                          describeOp(op) +
+                              " creates an aref inside a cooperative consumer "
+                              "partition (each group would make its own)");
     auto type = cast<ArefType>(create.getType());
     auto ring = std::make_shared<ArefRing>(static_cast<unsigned>(rings.size()),
                                            type.getDepth(), op);
@@ -661,14 +781,57 @@ Step ProgramExecutor::condition(Task &t, scf::ConditionOp op) {
   return Step::Progress;
 }
 
+int ProgramExecutor::cooperativeGroups(WarpSpecializeOp op, unsigned index) {
+  // As the CUDA emitter splits them: the consumer partition of a producer /
+  // consumer pair, four warps a group, unless ping-pong consumers take
+  // alternate tiles (then each partition is one group).
+  ArrayRef<int32_t> warps = op.getWarps();
+  if (index != 1 || warps.size() != 2 || op.getNumRegions() != 2 ||
+      op->hasAttr(kPingPongAttr) || warps[1] % 4 != 0 || warps[1] / 4 < 2 ||
+      warps[1] / 4 > 32)
+    return 1;
+  return warps[1] / 4;
+}
+
 Step ProgramExecutor::warpSpecialize(Task &t, WarpSpecializeOp op) {
   if (t.children.empty()) {
     ArrayRef<int32_t> warps = op.getWarps();
     for (auto [i, region] : llvm::enumerate(op.getPartitions())) {
       Block *body = region.empty() ? nullptr : &region.front();
-      Task &child = newTask(&t, static_cast<int>(i),
-                            i < warps.size() ? warps[i] : 0, body);
-      t.children.push_back(child.id);
+      int32_t w = i < warps.size() ? warps[i] : 0;
+      int groups = body ? cooperativeGroups(op, i) : 1;
+      if (groups == 1) {
+        Task &child = newTask(&t, static_cast<int>(i), w, body);
+        t.children.push_back(child.id);
+        continue;
+      }
+      // Every group takes and releases every position of the rings the
+      // partition reads (the empty barrier counts all groups' arrivals).
+      region.walk([&](Operation *use) {
+        Value aref;
+        if (auto get = dyn_cast<ArefGetOp>(use))
+          aref = get.getAref();
+        else if (auto consumed = dyn_cast<ArefConsumedOp>(use))
+          aref = consumed.getAref();
+        if (!aref)
+          return;
+        const RuntimeValue *ring = lookup(t, aref);
+        if (ring && ring->aref)
+          ring->aref->setReaders(static_cast<unsigned>(groups));
+      });
+      auto &runs = turnRuns[&region];
+      if (!runs)
+        runs = std::make_unique<IssueTurnRuns>(
+            findIssueTurnRuns(region, groups));
+      result.cooperativeGroups = std::max(result.cooperativeGroups, groups);
+      for (int g = 0; g < groups; ++g) {
+        Task &child = newTask(&t, static_cast<int>(i), 4, body);
+        child.group = g;
+        child.groups = groups;
+        if (!runs->empty())
+          child.runs = runs.get();
+        t.children.push_back(child.id);
+      }
     }
     if (!t.children.empty())
       return Step::Progress;
@@ -734,10 +897,10 @@ Step ProgramExecutor::arefGet(Task &t, ArefGetOp op) {
   if (auto stop =
           ringAndPosition(t, op, op.getAref(), op.getK(), "gets", ring, k))
     return *stop;
-  if (!ring->canGet(k))
+  if (!ring->canGet(k, t.reader()))
     return Step::Blocked;
   std::vector<RuntimeValue> values;
-  std::string wrong = ring->get(k, values);
+  std::string wrong = ring->get(k, values, t.reader());
   if (!wrong.empty())
     return violation("wrong-position", describeOp(op) + " in " + taskName(t) +
                                            " on " + describeRing(*ring) + ": " +
@@ -761,22 +924,26 @@ Step ProgramExecutor::arefConsumed(Task &t, ArefConsumedOp op) {
   ArefRing &ring = *ringPtr;
   unsigned slotIndex = ring.slotOf(k);
   const ArefRing::Slot &slot = ring.slot(slotIndex);
-  if (!slot.borrowed)
+  unsigned reader = t.reader();
+  if (!slot.holds(reader))
     return violation("consumed-not-borrowed",
                      describeOp(op) + " in " + taskName(t) + " on " +
-                         describeRing(ring) + ": " + ring.consumed(k, op));
+                         describeRing(ring) + ": " +
+                         ring.consumed(k, op, reader));
   if (slot.position != k)
     return violation("wrong-position", describeOp(op) + " in " + taskName(t) +
                                            " on " + describeRing(ring) + ": " +
-                                           ring.consumed(k, op));
+                                           ring.consumed(k, op, reader));
   // The hardware reads wgmma operands from shared memory until the product
   // retires: releasing the slot earlier lets the producer overwrite them.
-  BorrowTag current{&ring, slotIndex, slot.generation};
+  // (A cooperative group's release counts for its own reads: the slot is
+  // not refilled before every group released it.)
+  BorrowTag current{&ring, slotIndex, slot.generation, reader};
   for (auto &task : tasks)
     for (const InFlightProduct &p : task->inFlight)
       for (const BorrowTag &b : p.reads)
         if (b.ring == current.ring && b.slot == current.slot &&
-            b.generation == current.generation)
+            b.generation == current.generation && b.reader == reader)
           return violation("use-after-release",
                            describeOp(op) + " in " + taskName(t) +
                                " releases position k=" + Twine(k) + " (slot " +
@@ -784,7 +951,7 @@ Step ProgramExecutor::arefConsumed(Task &t, ArefConsumedOp op) {
                                " while " + describeOp(p.op) +
                                ", which reads it, is still in flight (no "
                                "tawa.dot_wait has retired it)");
-  std::string wrong = ring.consumed(k, op);
+  std::string wrong = ring.consumed(k, op, reader);
   if (!wrong.empty())
     return violation("wrong-position", describeOp(op) + ": " + wrong);
   ++t.frames.back().ip;
@@ -833,6 +1000,36 @@ Step ProgramExecutor::pingPongArrive(Task &t, PingPongArriveOp op) {
 }
 
 Step ProgramExecutor::dotAsync(Task &t, DotAsyncOp op) {
+  bool turn = t.runs && t.runs->products.contains(op);
+  if (turn && t.runs->startAt.contains(op) && !t.turnHeld) {
+    // bar.sync on this group's turn barrier: wait for the other group's
+    // hand-over.
+    Step s = barrierSync(
+        t, protocol::turnSyncBarrier(t.group, options.turnVariant), op);
+    if (s != Step::Progress)
+      return s;
+    for (auto &other : tasks)
+      if (other.get() != &t && other->runs == t.runs && other->turnHeld &&
+          other->parent == t.parent && !other->finished)
+        return violation("turn-overlap",
+                         taskName(t) + " takes its issue turn before " +
+                             describeOp(op) + " while " + taskName(*other) +
+                             " still holds its turn");
+    t.turnHeld = true;
+    ++result.issueTurns;
+  }
+  if (turn && !t.turnHeld) {
+    std::string holder;
+    for (auto &other : tasks)
+      if (other.get() != &t && other->runs == t.runs && other->turnHeld &&
+          other->parent == t.parent && !other->finished)
+        holder = " (" + taskName(*other) + " holds it)";
+    return violation("issue-outside-turn",
+                     describeOp(op) + " in " + taskName(t) +
+                         " issues a product marked tawa.issue_turn while the "
+                         "group does not hold the turn" +
+                         holder);
+  }
   RuntimeValue a, b, c;
   if (!read(t, op, op.getA(), a) || !read(t, op, op.getB(), b) ||
       !pass(t, op, op.getC(), c))
@@ -853,8 +1050,21 @@ Step ProgramExecutor::dotAsync(Task &t, DotAsyncOp op) {
     return runtimeError(Outcome::RuntimeError,
                         describeOp(op) + ": operands are not tensors");
   RuntimeValue d;
-  if (failed(evaluator.dot(op, *a.data, *b.data, *c.data, op.getType(), d)))
-    return runtimeError(evaluator.errorOutcome, evaluator.errorMessage);
+  SmallVector<OperandKey, 4> keys;
+  std::optional<SmallVector<RuntimeValue, 2>> memoized;
+  if (t.groups > 1) {
+    keys = memoKeys({a, b, c});
+    memoized = memoTake(t, op, keys);
+  }
+  if (memoized) {
+    d = (*memoized)[0];
+    result.work -= std::min(result.work, workOf(op));
+  } else {
+    if (failed(evaluator.dot(op, *a.data, *b.data, *c.data, op.getType(), d)))
+      return runtimeError(evaluator.errorOutcome, evaluator.errorMessage);
+    if (t.groups > 1)
+      memoPut(t, op, std::move(keys), {d});
+  }
   InFlightProduct product;
   product.group = t.nextGroup++;
   product.op = op;
@@ -865,6 +1075,16 @@ Step ProgramExecutor::dotAsync(Task &t, DotAsyncOp op) {
   t.inFlight.push_back(std::move(product));
   bind(t, op->getResults(), {d});
   ++t.frames.back().ip;
+  if (turn && t.turnHeld &&
+      (t.runs->endAfter.contains(op) ||
+       (protocol::turnHandsOverEarly(options.turnVariant) &&
+        t.runs->startAt.contains(op)))) {
+    // bar.arrive on the other group's turn barrier: hand the turn over.
+    t.turnHeld = false;
+    if (protocol::turnHandsOver(t.group, options.turnVariant) &&
+        !barrierArrive(t, protocol::handOverBarrier(t.group), op))
+      return Step::Stop;
+  }
   return Step::Progress;
 }
 
@@ -893,8 +1113,32 @@ Step ProgramExecutor::generic(Task &t, Operation *op) {
     operands.push_back(std::move(r));
   }
   SmallVector<RuntimeValue, 2> results;
-  if (failed(evaluator.evaluate(op, operands, results)))
-    return runtimeError(evaluator.errorOutcome, evaluator.errorMessage);
+  // Cooperative groups run the same code on the same values: what one group
+  // computed without side effects, the next takes instead of computing it
+  // again (the same results: run-time data is immutable and the evaluation
+  // deterministic).
+  bool memoizable = t.groups > 1 && isMemoryEffectFree(op);
+  SmallVector<OperandKey, 4> keys;
+  std::optional<SmallVector<RuntimeValue, 2>> memoized;
+  if (memoizable) {
+    keys = memoKeys(operands);
+    memoized = memoTake(t, op, keys);
+  }
+  if (t.groups > 1 && isa<tt::AtomicRMWOp, tt::AtomicCASOp>(op))
+    return runtimeError(Outcome::Unsupported,
+                        describeOp(op) +
+                            ": an atomic in a cooperative consumer partition "
+                            "(every group would apply it; the split of the "
+                            "tile between the groups is not modelled)");
+  if (memoized) {
+    results = std::move(*memoized);
+    result.work -= std::min(result.work, workOf(op));
+  } else {
+    if (failed(evaluator.evaluate(op, operands, results)))
+      return runtimeError(evaluator.errorOutcome, evaluator.errorMessage);
+    if (memoizable)
+      memoPut(t, op, std::move(keys), results);
+  }
   if (results.size() != op->getNumResults())
     return runtimeError(Outcome::RuntimeError,
                         describeOp(op) + " produced " + Twine(results.size()) +
@@ -907,6 +1151,149 @@ Step ProgramExecutor::generic(Task &t, Operation *op) {
   bind(t, op->getResults(), results);
   ++t.frames.back().ip;
   return Step::Progress;
+}
+
+//===----------------------------------------------------------------------===//
+// Cooperative groups: issue turns and the memo
+//===----------------------------------------------------------------------===//
+
+bool ProgramExecutor::barrierArrive(Task &t, int id, Operation *at) {
+  NamedBarrier &bar = barriers[id];
+  uint32_t bit = 1u << t.group;
+  if (bar.arrived & bit) {
+    // bar.arrive counts threads: the second arrival of one group would
+    // complete the phase without the other group.
+    violation("barrier-overflow",
+              taskName(t) + " arrives at named barrier " + Twine(id) +
+                  (at ? " after " + describeOp(at)
+                      : Twine(" at the start of the partition")) +
+                  " a second time in phase " + Twine(bar.phase) +
+                  ": the phase would complete on its arrivals alone (" +
+                  Twine(protocol::kIssueTurnBarrierThreads) +
+                  " threads), without the other group");
+    return false;
+  }
+  bar.arrived |= bit;
+  if (static_cast<unsigned>(llvm::popcount(bar.arrived)) >= bar.expected) {
+    ++bar.phase;
+    bar.arrived = 0;
+  }
+  return true;
+}
+
+Step ProgramExecutor::barrierSync(Task &t, int id, Operation *at) {
+  if (t.waitBarrier < 0) {
+    uint64_t phase = barriers[id].phase;
+    if (!barrierArrive(t, id, at))
+      return Step::Stop;
+    t.waitBarrier = id;
+    t.waitPhase = phase;
+    t.waitAt = at;
+  }
+  if (barriers[id].phase <= t.waitPhase)
+    return Step::Blocked;
+  t.waitBarrier = -1;
+  t.waitAt = nullptr;
+  return Step::Progress;
+}
+
+std::string ProgramExecutor::describeBarrierWait(Task &t) {
+  const NamedBarrier &bar = barriers[t.waitBarrier];
+  std::string where =
+      t.waitAt ? "before " + describeOp(t.waitAt) : "at the end of its region";
+  std::string missing;
+  for (auto &other : tasks)
+    if (other->parent == t.parent && other->partition == t.partition &&
+        other->group >= 0 && !(bar.arrived >> other->group & 1))
+      missing += (missing.empty() ? "" : ", ") + std::string("group ") +
+                 std::to_string(other->group) +
+                 (other->finished ? " (finished)" : "");
+  return taskName(t) + ": blocked in bar.sync " +
+         std::to_string(t.waitBarrier) + " (the issue turn of group " +
+         std::to_string(t.waitBarrier - protocol::kIssueTurnBarrierBase) +
+         ") " + where + ": phase " + std::to_string(bar.phase) + " has " +
+         std::to_string(llvm::popcount(bar.arrived)) + " of " +
+         std::to_string(bar.expected) + " arrivals; waiting for " +
+         (missing.empty() ? std::string("nobody") : missing);
+}
+
+void ProgramExecutor::checkBarriersAtExit() {
+  for (const auto &[id, bar] : barriers) {
+    if (!bar.arrived)
+      continue;
+    std::string who;
+    for (unsigned g = 0; g < 32; ++g)
+      if (bar.arrived >> g & 1)
+        who += (who.empty() ? "group " : ", group ") + std::to_string(g);
+    violation("barrier-at-exit",
+              "program (" + Twine(pid.x) + ", " + Twine(pid.y) + ", " +
+                  Twine(pid.z) + ") ends with named barrier " + Twine(id) +
+                  " (the issue turn of group " +
+                  Twine(id - protocol::kIssueTurnBarrierBase) + ") in phase " +
+                  Twine(bar.phase) + " arrived at by " + who +
+                  " only: the groups reached it a different number of times");
+    return;
+  }
+}
+
+SmallVector<OperandKey, 4>
+ProgramExecutor::memoKeys(ArrayRef<RuntimeValue> operands) {
+  SmallVector<OperandKey, 4> keys;
+  for (const RuntimeValue &v : operands) {
+    OperandKey key;
+    if (v.data && v.data->shape.empty() && v.data->numElements() == 1) {
+      key.type = v.data->elementType.getAsOpaquePointer();
+      if (v.data->isFloat())
+        std::memcpy(&key.bits, &v.data->floats[0], sizeof key.bits);
+      else
+        key.bits = v.data->ints[0];
+    } else if (v.data) {
+      key.object = v.data.get();
+    } else if (v.descriptor) {
+      key.object = v.descriptor.get();
+    } else {
+      key.object = v.aref.get();
+    }
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+std::optional<SmallVector<RuntimeValue, 2>>
+ProgramExecutor::memoTake(Task &t, Operation *op, ArrayRef<OperandKey> keys) {
+  auto it = memo.find(op);
+  if (it == memo.end())
+    return std::nullopt;
+  std::deque<MemoEntry> &entries = it->second;
+  for (auto e = entries.begin(); e != entries.end(); ++e) {
+    if (e->task == t.id || e->keys.size() != keys.size() ||
+        !std::equal(keys.begin(), keys.end(), e->keys.begin()))
+      continue;
+    SmallVector<RuntimeValue, 2> results = std::move(e->results);
+    entries.erase(e);
+    return results;
+  }
+  return std::nullopt;
+}
+
+void ProgramExecutor::memoPut(Task &t, Operation *op,
+                              SmallVector<OperandKey, 4> keys,
+                              ArrayRef<RuntimeValue> results) {
+  MemoEntry entry;
+  entry.task = t.id;
+  entry.keys = std::move(keys);
+  for (const RuntimeValue &r : results) {
+    RuntimeValue plain = r;
+    plain.borrow.reset();
+    plain.pending.reset();
+    entry.results.push_back(std::move(plain));
+  }
+  // Groups stay within a few iterations of each other (they share the
+  // rings); a group that went its own way leaves entries that age out.
+  std::deque<MemoEntry> &entries = memo[op];
+  entries.push_back(std::move(entry));
+  if (entries.size() > 16)
+    entries.pop_front();
 }
 
 //===----------------------------------------------------------------------===//
@@ -940,6 +1327,8 @@ std::string ProgramExecutor::describePosition(Task &t) {
   std::string who = taskName(t) + ": ";
   if (t.finished)
     return who + "finished";
+  if (t.waitBarrier >= 0)
+    return describeBarrierWait(t);
   if (t.frames.empty())
     return who + "about to finish";
   Frame &f = t.frames.back();
@@ -1060,6 +1449,9 @@ ExecutionResult runGrid(tt::FuncOp func, ArrayRef<RuntimeValue> args, Grid grid,
         ExecutionResult r = exec.run();
         r.steps += total.steps;
         r.work += total.work;
+        r.issueTurns += total.issueTurns;
+        r.cooperativeGroups =
+            std::max(r.cooperativeGroups, total.cooperativeGroups);
         r.programs = total.programs + 1;
         if (!r.completed())
           return r;

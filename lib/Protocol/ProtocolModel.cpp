@@ -35,6 +35,8 @@
 
 #include "ProtocolModel.h"
 
+#include "Explorer.h"
+
 #include "tawa/Protocol/ArefProtocol.h"
 
 #include <algorithm>
@@ -136,25 +138,17 @@ struct Step {
   uint8_t arg;   // TMA: the half; producer issue: 1 to multicast
 };
 
-struct Failure {
-  ViolationKind kind;
-  std::string message;
-};
-
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
+using tawa::protocol::detail::Failure;
+using tawa::protocol::detail::format;
 
 using Perm = std::array<std::array<uint8_t, kMaxConsumers>, kMaxCtas>;
 
 class Model {
 public:
+  using State = ::State;
+  using Step = ::Step;
+  using Perm = ::Perm;
+
   explicit Model(const ModelConfig &config)
       : cfg(config), ctas(config.ctas), cluster(config.ctas == 2) {
     Iter base = 0;
@@ -342,6 +336,15 @@ public:
     }
     return std::nullopt;
   }
+
+  static Step concrete(Step step, const Perm &perm) {
+    if (step.actor == AConsumer || step.actor == ARetire)
+      step.index = perm[step.cta][step.index];
+    return step;
+  }
+
+  /// Nothing to check in a finished state beyond the steps that led there.
+  std::optional<Failure> atExit(const State &) const { return std::nullopt; }
 
   /// One line per unfinished actor: what it waits for.
   std::vector<std::string> blocked(const State &x) const {
@@ -827,150 +830,6 @@ private:
   size_t stateSize = 0;
 };
 
-/// Breadth-first search over canonical states, stored back to back in one
-/// byte arena; the hash set holds indices into it.
-class Explorer {
-public:
-  explicit Explorer(const ModelConfig &config)
-      : cfg(config), model(config), width(model.size()),
-        seen(1 << 12, Hash{this}, Equal{this}) {}
-
-  CheckResult run() {
-    CheckResult result;
-    State start = model.initial();
-    add(model.canonical(start), 0, {AProducer, 0, 0, 0});
-    std::vector<Step> next;
-    for (uint64_t cursor = 0; cursor < parent.size(); ++cursor) {
-      State x = model.decode(&arena[cursor * width]);
-      model.enabled(x, next);
-      if (next.empty() && !model.finished(x)) {
-        ++result.violationCount;
-        if (!result.has(ViolationKind::Deadlock))
-          result.violations.push_back(deadlock(cursor));
-        if (cfg.stopAtFirst)
-          break;
-        continue;
-      }
-      bool stop = false;
-      for (Step step : next) {
-        State y = x;
-        ++result.transitions;
-        if (std::optional<Failure> failure = model.apply(y, step, nullptr)) {
-          ++result.violationCount;
-          if (!result.has(failure->kind))
-            result.violations.push_back(violation(cursor, step));
-          if (cfg.stopAtFirst) {
-            stop = true;
-            break;
-          }
-          continue;
-        }
-        add(model.canonical(y), cursor, step);
-      }
-      if (stop)
-        break;
-      if (cfg.maxStates && parent.size() >= cfg.maxStates &&
-          cursor + 1 < parent.size()) {
-        result.complete = false;
-        break;
-      }
-    }
-    result.states = parent.size();
-    return result;
-  }
-
-private:
-  struct Hash {
-    const Explorer *e;
-    size_t operator()(uint32_t i) const {
-      return std::hash<std::string_view>()(e->bytes(i));
-    }
-  };
-  struct Equal {
-    const Explorer *e;
-    bool operator()(uint32_t a, uint32_t b) const {
-      return e->bytes(a) == e->bytes(b);
-    }
-  };
-
-  std::string_view bytes(uint32_t i) const {
-    return {reinterpret_cast<const char *>(&arena[i * width]), width};
-  }
-
-  void add(const State &x, uint32_t from, Step via) {
-    uint32_t index = static_cast<uint32_t>(parent.size());
-    arena.resize(arena.size() + width);
-    model.encode(x, &arena[index * width]);
-    // The set hashes the arena bytes at `index`: tentatively append, then
-    // take the bytes back when the state was known.
-    if (!seen.insert(index).second) {
-      arena.resize(arena.size() - width);
-      return;
-    }
-    parent.push_back(from);
-    steps.push_back(via);
-  }
-
-  /// Replays the path to canonical state `target` from the initial state,
-  /// mapping each stored step (numbered in its canonical parent) onto the
-  /// concrete state, so that the group numbers stay consistent.
-  State replay(uint32_t target, std::vector<std::string> &trace,
-               Perm &perm) const {
-    std::vector<uint32_t> path;
-    for (uint32_t i = target; i != 0; i = parent[i])
-      path.push_back(i);
-    std::reverse(path.begin(), path.end());
-    State x = model.initial();
-    perm = model.canonicalOrder(x);
-    for (uint32_t i : path) {
-      Step step = concrete(steps[i], perm);
-      std::string label;
-      model.apply(x, step, &label);
-      trace.push_back(label);
-      perm = model.canonicalOrder(x);
-    }
-    return x;
-  }
-
-  static Step concrete(Step step, const Perm &perm) {
-    if (step.actor == AConsumer || step.actor == ARetire)
-      step.index = perm[step.cta][step.index];
-    return step;
-  }
-
-  Violation deadlock(uint32_t at) const {
-    Violation v;
-    v.kind = ViolationKind::Deadlock;
-    Perm perm;
-    State x = replay(at, v.trace, perm);
-    v.blocked = model.blocked(x);
-    v.message = "no actor can take a step, yet not all have finished";
-    return v;
-  }
-
-  Violation violation(uint32_t at, Step step) const {
-    Violation v;
-    Perm perm;
-    State x = replay(at, v.trace, perm);
-    std::string label;
-    std::optional<Failure> failure =
-        model.apply(x, concrete(step, perm), &label);
-    assert(failure && "replayed step must fail again");
-    v.trace.push_back(label);
-    v.kind = failure->kind;
-    v.message = failure->message;
-    return v;
-  }
-
-  const ModelConfig &cfg;
-  Model model;
-  size_t width;
-  std::vector<uint8_t> arena;
-  std::vector<uint32_t> parent;
-  std::vector<Step> steps;
-  std::unordered_set<uint32_t, Hash, Equal> seen;
-};
-
 } // namespace
 
 namespace tawa::protocol {
@@ -1032,6 +891,14 @@ const char *violationKindName(ViolationKind k) {
     return "wrong-phase";
   case ViolationKind::ArrivalOverflow:
     return "arrival-overflow";
+  case ViolationKind::BarrierOverflow:
+    return "barrier-overflow";
+  case ViolationKind::BarrierUnbalanced:
+    return "barrier-unbalanced";
+  case ViolationKind::TurnOverlap:
+    return "turn-overlap";
+  case ViolationKind::IssueOutsideTurn:
+    return "issue-outside-turn";
   }
   return "?";
 }
@@ -1074,7 +941,9 @@ std::string validateConfig(const ModelConfig &config) {
 
 CheckResult checkProtocol(const ModelConfig &config) {
   assert(validateConfig(config).empty() && "invalid model configuration");
-  return Explorer(config).run();
+  Model model(config);
+  return detail::Explorer<Model>(model, config.stopAtFirst, config.maxStates)
+      .run();
 }
 
 std::string formatViolation(const Violation &v) {

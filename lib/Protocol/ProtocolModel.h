@@ -71,6 +71,16 @@ enum class ViolationKind {
   /// An arrival meant for phase L of a barrier landed in another phase
   /// (phase L had already completed: more arrivals than the count).
   ArrivalOverflow,
+  /// Named barriers of the issue turns (AttentionModel.h): one group arrived
+  /// twice in one phase, which would complete it without the other group.
+  BarrierOverflow,
+  /// Every actor finished with a named barrier phase partly arrived: the
+  /// groups reached it a different number of times.
+  BarrierUnbalanced,
+  /// A group took its issue turn while the other group held its own.
+  TurnOverlap,
+  /// A group issued a turn-taking product without holding the turn.
+  IssueOutsideTurn,
 };
 
 const char *violationKindName(ViolationKind k);

@@ -7,6 +7,7 @@
 
 #include "Emitter.h"
 
+#include "tawa/Transforms/IssueTurns.h"
 #include "tawa/Transforms/Partition.h"
 
 using namespace mlir;
@@ -285,15 +286,10 @@ LogicalResult Emitter::emitDot(tt::DotOp op) {
 }
 
 /// A run of turn-taking products ends at this one when no other follows it
-/// in its block before a wait or a nested region.
+/// in its block before a wait or a nested region (tawa/Transforms/IssueTurns.h:
+/// the CPU interpreter runs the same runs).
 bool Emitter::passesTurnAfter(DotAsyncOp op) {
-  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
-    if (auto dot = dyn_cast<DotAsyncOp>(next))
-      return !dot->hasAttr(kIssueTurnAttr);
-    if (isa<DotWaitOp>(next) || next->getNumRegions())
-      return true;
-  }
-  return true;
+  return issueTurnRunEndsAfter(op);
 }
 
 bool Emitter::isLastProduct(DotAsyncOp op) {

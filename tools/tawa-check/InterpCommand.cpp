@@ -46,7 +46,13 @@ that reads the slot is in flight, no read of a tawa.dot_async result before
 a tawa.dot_wait retired it (products in flight form a FIFO; pendings=P
 retires all but the newest P), and no product in flight, borrowed slot or
 untaken put when a program ends. Ping-pong consumers take turns through
-tawa.pingpong.wait/arrive. A kernel the compiler makes persistent runs on
+tawa.pingpong.wait/arrive. A consumer partition of two (or more)
+cooperative warp groups runs as one task per group, each taking and
+releasing every slot; two groups take turns issuing the products marked
+tawa.issue_turn through named barriers (a group blocks until the other
+hands the turn over; a barrier arrived at twice by one group in a phase, a
+group issuing outside its turn, or a barrier left half-arrived at the end
+is reported). A kernel the compiler makes persistent runs on
 fewer CTAs than programs (--ctas), so the original must not have two
 programs write the same element (checked).
 
@@ -60,6 +66,16 @@ Options:
                        (two consumer groups; needs a tile loop)
   --no-pingpong        never ping-pong (the compiler otherwise chooses it
                        where a tile's accumulators fit one group)
+  --no-coarse-pipeline do not pipeline attention-shaped loops at coarse
+                       grain (tawac --coarse-pipeline=false)
+  --no-issue-turns     cooperative groups do not take turns issuing their
+                       products (tawac --issue-turns=false)
+  --turn-variant NAME  run the cooperative groups' issue turns with a
+                       deliberately broken protocol (a seeded bug the check
+                       must catch): turn-no-first-pass, turn-no-last-take,
+                       turn-no-hand-over, turn-last-take-by-group-1,
+                       turn-wrong-barrier, turn-early-hand-over,
+                       turn-double-first-pass
   --schedule S         where an automatic MMA depth comes from: heuristic
                        (default) or optimal (Twill's schedule)
   --no-persistent      keep one program per tile (the compiler otherwise
@@ -167,7 +183,9 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
               : "") +
          (c.schedule == tawa::WarpSpecializationOptions::Schedule::Optimal
               ? " optimal"
-              : "");
+              : "") +
+         (c.coarsePipeline ? "" : " no-coarse") +
+         (c.issueTurns ? "" : " no-turns");
 }
 
 /// Every configuration the compiler accepts (and some it rejects, which the
@@ -293,6 +311,19 @@ int interpCommand(int argc, char **argv) {
         usageError("option '--schedule' takes 'heuristic' or 'optimal', got '" +
                    which + "'");
       configGiven = true;
+    } else if (arg == "--no-coarse-pipeline") {
+      config.coarsePipeline = false;
+      configGiven = true;
+    } else if (arg == "--no-issue-turns") {
+      config.issueTurns = false;
+      configGiven = true;
+    } else if (arg == "--turn-variant") {
+      std::string name = value();
+      std::optional<tawa::protocol::IssueTurnVariant> v =
+          tawa::protocol::parseIssueTurnVariant(name);
+      if (!v)
+        usageError("unknown --turn-variant '" + name + "'");
+      options.turnVariant = *v;
     } else if (arg == "--no-persistent") {
       config.persistent = false;
       configGiven = true;
@@ -342,8 +373,8 @@ int interpCommand(int argc, char **argv) {
   if (sweep && (configGiven || !wsIrPath.empty()))
     usageError("--sweep chooses the configurations itself: it takes neither "
                "--aref-depth, --mma-depth, --consumer-groups, --pingpong, "
-               "--no-pingpong, --no-persistent, --pair-programs, --schedule "
-               "nor --ws-ir");
+               "--no-pingpong, --no-persistent, --pair-programs, --schedule, "
+               "--no-coarse-pipeline, --no-issue-turns nor --ws-ir");
   if ((config.pairPrograms == Pair::X || config.pairPrograms == Pair::Y) &&
       !config.persistent)
     usageError("--pair-programs needs a persistent kernel: it cannot go "
@@ -443,5 +474,13 @@ int interpCommand(int argc, char **argv) {
                      .c_str()
                : "",
       options.schedules, options.schedules == 1 ? "" : "s", seeds.c_str());
+  // One configuration: how its consumer partition ran.
+  const Verdict &last = verdicts.back().second;
+  if (verdicts.size() == 1 && last.cooperativeGroups > 1)
+    std::printf("note: the consumer partition ran as %d cooperative groups, "
+                "which took %llu issue turns under schedule seed %llu\n",
+                last.cooperativeGroups,
+                static_cast<unsigned long long>(last.issueTurns),
+                static_cast<unsigned long long>(last.seed));
   return 0;
 }

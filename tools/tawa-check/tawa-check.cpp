@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionModel.h"
 #include "ProtocolModel.h"
 
 #include "tawa/Protocol/ArefProtocol.h"
@@ -103,6 +104,9 @@ Options:
                    own half's bytes on full[])
   --max-states N   give up a configuration after N states (in a sweep of
                    the valid space that is a failure: the proof is incomplete)
+  --pipeline NAME  gemm (default: the ring above) or attention: the
+                   attention pipeline with its cooperative groups' issue
+                   turns ('tawa-check protocol --pipeline attention --help')
   --verbose        one line per configuration instead of per (D, P, C, T)
   -j, --jobs N     check N configurations at a time on N threads (default:
                    the number of hardware threads); the output is the same
@@ -113,6 +117,55 @@ Output: a table of states explored and violations per row, the totals and
 of the variant) is printed with its trace of actor steps.
 Exit status: 0 no violation in the valid space and P >= D as expected, 1
 otherwise (always 1 for a variant that is caught), 2 usage error.
+)";
+
+const char *kAttentionUsage = R"(usage: tawa-check protocol --pipeline attention [options]
+
+Explores every interleaving of the attention forward pipeline as tawa emits
+it: one producer thread putting each tile's Q block and each key block's K
+and V into three rings (D slots each, full/empty mbarriers with parity
+waits, TMA completing asynchronously), and C cooperative consumer warp
+groups running the coarse-grained pipeline (S_0 issued and waited before
+the loop; iteration j issues S_j = Q K_j^T, then O += P_{j-1} V_{j-1},
+wgmma.wait_group<1>, releases K_j, wgmma.wait_group<0>, releases V_{j-1};
+the last update after the loop; Q released after the tile), wgmma groups
+retiring in order at any time. Two groups take turns issuing their products
+through two named barriers (tawa/Protocol/IssueTurnProtocol.h: group 1
+passes the first turn, bar.sync on its own barrier before a run, bar.arrive
+on the other's after it, group 0 takes the last turn). Checks: no deadlock,
+no TMA into a slot still read or owned, no read of an unfilled or stale
+slot, no wait passing in a wrong phase, no arrival beyond a barrier's
+count; named barriers: no second arrival of a group in one phase, none left
+half-arrived at the end, no group taking its turn while the other holds it,
+no turn product issued outside a turn.
+
+Sweeps every ring depth D in 1..--max-depth, groups C in 1..--consumers
+(C = 2 with and without issue turns), tiles T in 1..--tiles and every
+assignment of 0..--max-trips key blocks to the tiles.
+
+Options:
+  --max-depth D    largest ring depth, 1..4 (default 2)
+  --consumers N    largest number of cooperative groups, 1..2 (default 2)
+  --tiles T        largest number of tiles (default 2)
+  --max-trips K    largest number of key blocks per tile (default 3)
+  --warps W        empty[] arrivals per group and release (default 1)
+  --no-issue-turns only configurations without issue turns
+  --variant NAME   check a deliberately broken protocol instead; stops at
+                   and prints the first violation. Issue turns:
+                   turn-no-first-pass, turn-no-last-take, turn-no-hand-over,
+                   turn-last-take-by-group-1 (off by one at the end),
+                   turn-wrong-barrier (group 0 waits on the barrier it hands
+                   over on), turn-early-hand-over (after the first product of
+                   a run), turn-double-first-pass; rings:
+                   attn-release-k-before-wait, attn-release-v-after-wait-1,
+                   attn-release-q-early
+  --print-program  print each group's consumer program for the largest
+                   configuration and exit
+  --max-states N, --verbose, -j N   as for the GEMM ring
+  -h, --help       this text
+
+Exit status: 0 no violation, 1 otherwise (always 1 for a variant that is
+caught), 2 usage error.
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -410,7 +463,299 @@ int runSweep(const ProtocolOptions &opts) {
   return ok ? 0 : 1;
 }
 
+struct AttentionOptions {
+  unsigned maxDepth = 2;
+  unsigned consumers = 2;
+  unsigned tiles = 2;
+  unsigned maxTrips = 3;
+  unsigned warps = 1;
+  bool turnsOnly = false, noTurns = false;
+  bool printProgram = false;
+  uint64_t maxStates = 0;
+  bool verbose = false;
+  unsigned jobs = 1;
+  IssueTurnVariant turnVariant = IssueTurnVariant::Correct;
+  AttentionRingVariant ringVariant = AttentionRingVariant::Correct;
+  bool variant() const {
+    return turnVariant != IssueTurnVariant::Correct ||
+           ringVariant != AttentionRingVariant::Correct;
+  }
+};
+
+std::string describe(const AttentionConfig &c) {
+  std::string trips;
+  for (unsigned n : c.trips)
+    trips += (trips.empty() ? "" : ",") + std::to_string(n);
+  return "D=" + std::to_string(c.depth) + " C=" + std::to_string(c.groups) +
+         (c.groups == 2 ? (c.issueTurns ? " turns" : " no-turns") : "") +
+         " trips=" + trips + " W=" + std::to_string(c.warpsPerGroup);
+}
+
+/// Rows of the sweep: (D, C, turns, T), each with every assignment of key
+/// blocks to the T tiles.
+struct AttentionRow {
+  unsigned depth, groups, tiles;
+  bool turns;
+  std::vector<AttentionConfig> configs;
+};
+
+std::vector<AttentionRow> attentionRows(const AttentionOptions &opts) {
+  std::vector<AttentionRow> rows;
+  for (unsigned d = 1; d <= opts.maxDepth; ++d)
+    for (unsigned c = 1; c <= opts.consumers; ++c)
+      for (int turns = 0; turns <= 1; ++turns) {
+        if (turns && c != 2)
+          continue;
+        if ((turns && opts.noTurns) || (!turns && opts.turnsOnly))
+          continue;
+        for (unsigned t = 1; t <= opts.tiles; ++t) {
+          AttentionRow row{d, c, t, turns == 1, {}};
+          std::vector<unsigned> trips(t, 0);
+          while (true) {
+            AttentionConfig config;
+            config.depth = d;
+            config.groups = c;
+            config.issueTurns = turns == 1;
+            config.warpsPerGroup = opts.warps;
+            config.trips = trips;
+            config.turnVariant = opts.turnVariant;
+            config.ringVariant = opts.ringVariant;
+            config.maxStates = opts.maxStates;
+            config.stopAtFirst = opts.variant();
+            row.configs.push_back(config);
+            unsigned i = 0;
+            while (i < t && trips[i] == opts.maxTrips)
+              trips[i++] = 0;
+            if (i == t)
+              break;
+            ++trips[i];
+          }
+          rows.push_back(std::move(row));
+        }
+      }
+  return rows;
+}
+
+int runAttentionVariant(const AttentionOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  std::string name = opts.turnVariant != IssueTurnVariant::Correct
+                         ? issueTurnVariantName(opts.turnVariant)
+                         : attentionRingVariantName(opts.ringVariant);
+  std::printf("tawa-check protocol --pipeline attention: variant %s, D<=%u, "
+              "C<=%u, T<=%u, trips 0..%u, W=%u\n",
+              name.c_str(), opts.maxDepth, opts.consumers, opts.tiles,
+              opts.maxTrips, opts.warps);
+  uint64_t states = 0, configs = 0, skipped = 0;
+  for (const AttentionRow &row : attentionRows(opts))
+    for (const AttentionConfig &config : row.configs) {
+      if (!validateAttentionConfig(config).empty()) {
+        ++skipped;
+        continue;
+      }
+      CheckResult r = checkAttentionProtocol(config);
+      ++configs;
+      states += r.states;
+      if (r.violations.empty())
+        continue;
+      std::printf("caught at %s (%llu states; %llu earlier configurations "
+                  "passed, %llu not applicable):\n",
+                  describe(config).c_str(),
+                  static_cast<unsigned long long>(r.states),
+                  static_cast<unsigned long long>(configs - 1),
+                  static_cast<unsigned long long>(skipped));
+      std::printf("%s", formatViolation(r.violations.front()).c_str());
+      std::printf("result: CAUGHT (%s, %.2f s)\n",
+                  violationKindName(r.violations.front().kind),
+                  secondsSince(start));
+      return 1;
+    }
+  std::printf("variant %s: no violation in %llu configurations (%llu "
+              "states)\nresult: NOT CAUGHT (%.2f s)\n",
+              name.c_str(), static_cast<unsigned long long>(configs),
+              static_cast<unsigned long long>(states), secondsSince(start));
+  return 0;
+}
+
+int runAttentionSweep(const AttentionOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<AttentionRow> rows = attentionRows(opts);
+  std::vector<AttentionConfig> configs;
+  for (const AttentionRow &row : rows)
+    for (const AttentionConfig &c : row.configs) {
+      std::string invalid = validateAttentionConfig(c);
+      if (!invalid.empty())
+        usageError(describe(c) + ": " + invalid);
+      configs.push_back(c);
+    }
+  std::vector<CheckResult> results(configs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < configs.size();)
+      results[i] = checkAttentionProtocol(configs[i]);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < opts.jobs; ++j)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread &t : threads)
+    t.join();
+
+  std::printf("tawa-check protocol --pipeline attention: D<=%u, C<=%u, T<=%u, "
+              "trips 0..%u per tile, W=%u\n\n",
+              opts.maxDepth, opts.consumers, opts.tiles, opts.maxTrips,
+              opts.warps);
+  if (opts.verbose)
+    std::printf("  %-40s %10s %s\n", "configuration", "states", "violations");
+  else
+    std::printf("  %2s %2s %8s %2s %7s %12s %10s %10s\n", "D", "C", "turns",
+                "T", "configs", "states", "max", "violations");
+  uint64_t totalStates = 0, totalViolations = 0, failed = 0;
+  std::optional<std::pair<AttentionConfig, Violation>> firstFailure;
+  size_t index = 0;
+  for (const AttentionRow &row : rows) {
+    uint64_t rowStates = 0, rowMax = 0, rowViolations = 0;
+    for (size_t i = 0; i < row.configs.size(); ++i, ++index) {
+      const CheckResult &r = results[index];
+      rowStates += r.states;
+      rowMax = std::max<uint64_t>(rowMax, r.states);
+      rowViolations += r.violationCount;
+      bool bad = !r.violations.empty() || !r.complete;
+      failed += bad;
+      if (bad && !firstFailure && !r.violations.empty())
+        firstFailure.emplace(configs[index], r.violations.front());
+      if (opts.verbose)
+        std::printf("  %-40s %10llu %llu%s\n", describe(configs[index]).c_str(),
+                    static_cast<unsigned long long>(r.states),
+                    static_cast<unsigned long long>(r.violationCount),
+                    r.complete ? "" : " (incomplete: --max-states reached)");
+    }
+    totalStates += rowStates;
+    totalViolations += rowViolations;
+    if (!opts.verbose)
+      std::printf("  %2u %2u %8s %2u %7zu %12llu %10llu %10llu\n", row.depth,
+                  row.groups,
+                  row.groups == 2 ? (row.turns ? "on" : "off") : "-",
+                  row.tiles, row.configs.size(),
+                  static_cast<unsigned long long>(rowStates),
+                  static_cast<unsigned long long>(rowMax),
+                  static_cast<unsigned long long>(rowViolations));
+  }
+  std::printf("\ntotal: %zu configurations, %llu states, %llu violations\n",
+              configs.size(), static_cast<unsigned long long>(totalStates),
+              static_cast<unsigned long long>(totalViolations));
+  if (firstFailure)
+    std::printf("\nfirst failure (%s):\n%s",
+                describe(firstFailure->first).c_str(),
+                formatViolation(firstFailure->second).c_str());
+  bool ok = failed == 0;
+  std::printf("\nresult: %s (%.2f s)\n", ok ? "OK" : "FAILED",
+              secondsSince(start));
+  return ok ? 0 : 1;
+}
+
+int attentionCommand(int argc, char **argv) {
+  AttentionOptions opts;
+  opts.jobs = std::max(1u, std::thread::hardware_concurrency());
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        usageError("option '" + arg + "' needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kAttentionUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--pipeline") {
+      value();
+    } else if (arg == "--max-depth") {
+      opts.maxDepth = parseCount("--max-depth", value(), 1, 4);
+    } else if (arg == "--consumers") {
+      opts.consumers = parseCount("--consumers", value(), 1, 2);
+    } else if (arg == "--tiles") {
+      opts.tiles = parseCount("--tiles", value(), 1, 8);
+    } else if (arg == "--max-trips") {
+      opts.maxTrips = parseCount("--max-trips", value(), 0, 32);
+    } else if (arg == "--warps") {
+      opts.warps = parseCount("--warps", value(), 1, 4);
+    } else if (arg == "--no-issue-turns") {
+      opts.noTurns = true;
+    } else if (arg == "--print-program") {
+      opts.printProgram = true;
+    } else if (arg == "--max-states") {
+      opts.maxStates = parseCount("--max-states", value(), 1, 4000000000u);
+    } else if (arg == "-j" || arg == "--jobs") {
+      opts.jobs = parseCount("--jobs", value(), 1, 256);
+    } else if (arg == "--verbose") {
+      opts.verbose = true;
+    } else if (arg == "--variant") {
+      std::string name = value();
+      std::optional<IssueTurnVariant> turn = parseIssueTurnVariant(name);
+      bool found = turn && *turn != IssueTurnVariant::Correct;
+      if (found)
+        opts.turnVariant = *turn;
+      for (AttentionRingVariant v : allAttentionRingVariants())
+        if (v != AttentionRingVariant::Correct &&
+            name == attentionRingVariantName(v)) {
+          opts.ringVariant = v;
+          found = true;
+        }
+      if (!found) {
+        std::string names;
+        for (IssueTurnVariant v : allIssueTurnVariants())
+          if (v != IssueTurnVariant::Correct)
+            names += std::string(names.empty() ? "" : ", ") +
+                     issueTurnVariantName(v);
+        for (AttentionRingVariant v : allAttentionRingVariants())
+          if (v != AttentionRingVariant::Correct)
+            names += std::string(", ") + attentionRingVariantName(v);
+        usageError("unknown attention variant '" + name + "' (one of: " +
+                   names + ")");
+      }
+    } else {
+      usageError("unknown option '" + arg + "' for --pipeline attention");
+    }
+  }
+  if (opts.turnVariant != IssueTurnVariant::Correct) {
+    // Turn variants need two groups taking turns.
+    if (opts.consumers < 2 || opts.noTurns)
+      usageError("a turn variant needs --consumers 2 and issue turns");
+    opts.turnsOnly = true;
+  }
+  if (opts.printProgram) {
+    AttentionConfig config;
+    config.depth = opts.maxDepth;
+    config.groups = opts.consumers;
+    config.issueTurns = !opts.noTurns;
+    config.warpsPerGroup = opts.warps;
+    config.trips.assign(opts.tiles, opts.maxTrips);
+    config.turnVariant = opts.turnVariant;
+    config.ringVariant = opts.ringVariant;
+    std::string invalid = validateAttentionConfig(config);
+    if (!invalid.empty())
+      usageError(describe(config) + ": " + invalid);
+    std::printf("consumer programs of %s:\n", describe(config).c_str());
+    for (unsigned g = 0; g < config.groups; ++g) {
+      std::printf("group %u:\n", g);
+      std::vector<std::string> lines = attentionConsumerProgram(config, g);
+      for (size_t i = 0; i < lines.size(); ++i)
+        std::printf("  %3zu  %s\n", i, lines[i].c_str());
+    }
+    return 0;
+  }
+  return opts.variant() ? runAttentionVariant(opts) : runAttentionSweep(opts);
+}
+
 int protocolCommand(int argc, char **argv) {
+  for (int i = 0; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--pipeline") {
+      std::string which = argv[i + 1];
+      if (which == "attention")
+        return attentionCommand(argc, argv);
+      if (which != "gemm")
+        usageError("option '--pipeline' takes 'gemm' or 'attention', got '" +
+                   which + "'");
+    }
   ProtocolOptions opts;
   // Bounds given on the command line; --ctas 2 lowers the others' defaults.
   bool depthSet = false, lagSet = false, tripsSet = false;
@@ -448,6 +793,8 @@ int protocolCommand(int argc, char **argv) {
       opts.jobs = parseCount("--jobs", value(), 1, 256);
     } else if (arg == "--verbose") {
       opts.verbose = true;
+    } else if (arg == "--pipeline") {
+      value(); // gemm
     } else if (arg == "--variant") {
       std::string name = value();
       std::optional<Variant> v = parseVariant(name);

@@ -87,4 +87,37 @@ TEST(ArefRingTest, ABorrowEndsWhenTheSlotIsTakenAgain) {
   EXPECT_TRUE(ring.isLive(*second[0].borrow));
 }
 
+// Cooperative groups: every reader takes and releases each position; the
+// slot is full until all took it and empty once all released it.
+TEST(ArefRingTest, EveryReaderTakesAndReleasesEachPosition) {
+  ArefRing ring(0, 1);
+  ring.setReaders(2);
+  ASSERT_EQ(ring.put(0, {tile(1)}), "");
+  std::vector<RuntimeValue> g0, g1;
+  ASSERT_TRUE(ring.canGet(0, 0));
+  ASSERT_EQ(ring.get(0, g0, 0), "");
+  // Reader 0 has it; reader 1 not yet: still full, and reader 0 cannot take
+  // the same fill again (its next get waits for the next lap).
+  EXPECT_FALSE(ring.canGet(1, 0));
+  EXPECT_TRUE(ring.canGet(0, 1));
+  EXPECT_FALSE(ring.canPut(1));
+  ASSERT_EQ(ring.consumed(0, nullptr, 0), "");
+  EXPECT_FALSE(ring.isLive(*g0[0].borrow));
+  // Released by one reader of two: not empty.
+  EXPECT_FALSE(ring.canPut(1));
+  EXPECT_EQ(ring.describeSlot(0), "E=0 F=1: position k=0 taken by reader(s) "
+                                  "0, released by 0 of 2");
+  EXPECT_NE(ring.consumed(0, nullptr, 0).find("which reader 0 does not hold"),
+            std::string::npos);
+  ASSERT_EQ(ring.get(0, g1, 1), "");
+  EXPECT_TRUE(ring.isLive(*g1[0].borrow));
+  EXPECT_FALSE(ring.canGet(0, 1));
+  ASSERT_EQ(ring.consumed(0, nullptr, 1), "");
+  EXPECT_TRUE(ring.canPut(1));
+  EXPECT_FALSE(ring.isLive(*g1[0].borrow));
+  ASSERT_EQ(ring.put(1, {tile(2)}), "");
+  EXPECT_TRUE(ring.canGet(1, 0));
+  EXPECT_TRUE(ring.canGet(1, 1));
+}
+
 } // namespace

@@ -82,7 +82,7 @@ protected:
     ExecutionOptions options;
     options.seed = seed;
     if (trace)
-      options.onStep = [trace](int partition, Operation *) {
+      options.onStep = [trace](int partition, int, Operation *) {
         trace->push_back(partition);
       };
     return runProgram(kernel, {in, out}, ProgramId{}, Grid{}, memory, options);

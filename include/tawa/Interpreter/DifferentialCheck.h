@@ -15,6 +15,7 @@
 #define TAWA_INTERPRETER_DIFFERENTIALCHECK_H
 
 #include "tawa/Interpreter/KernelArguments.h"
+#include "tawa/Protocol/IssueTurnProtocol.h"
 #include "tawa/Transforms/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -42,6 +43,9 @@ struct DifferentialOptions {
   /// it takes the program grid as arguments and walks it); 0: half the
   /// programs, rounded up, so that CTAs run several tiles each.
   int64_t ctas = 0;
+  /// The issue-turn protocol the cooperative groups follow, or a broken
+  /// variant of it (ExecutionOptions::turnVariant).
+  protocol::IssueTurnVariant turnVariant = protocol::IssueTurnVariant::Correct;
 };
 
 struct Verdict {
@@ -63,6 +67,11 @@ struct Verdict {
   /// How the compiled kernel was launched, when not like the original:
   /// "persistent: 1 CTA for 2 programs".
   std::string launch;
+  /// Cooperative consumer groups of the compiled kernel's consumer
+  /// partition (0: not split) and the issue turns they took in the last
+  /// schedule run.
+  int cooperativeGroups = 0;
+  uint64_t issueTurns = 0;
 };
 
 /// The one kernel (tt.func with a body) of `module`, or null.

@@ -16,6 +16,13 @@
 // consumers hand the turn to each other with tawa.pingpong.arrive; a
 // tawa.pingpong.wait blocks until its hand-over has been made.
 //
+// A consumer partition of C cooperative warp groups (as the CUDA emitter
+// splits it: 4C warps, no ping-pong) runs as C tasks, one per group, each
+// taking and releasing every aref position it reads; with two groups and
+// products marked tawa.issue_turn, the groups take turns issuing them
+// through the named barriers of tawa/Protocol/IssueTurnProtocol.h (a group
+// blocks in bar.sync until the other group's arrival completes the phase).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TAWA_INTERPRETER_INTERPRETER_H
@@ -24,6 +31,7 @@
 #include "tawa/Dialect/TT/TTDialect.h"
 #include "tawa/Interpreter/Memory.h"
 #include "tawa/Interpreter/Value.h"
+#include "tawa/Protocol/IssueTurnProtocol.h"
 
 #include "mlir/IR/Location.h"
 
@@ -63,7 +71,12 @@ struct ExecutionOptions {
   /// Called before each operation with the partition that executes it (-1:
   /// the kernel body), in execution order: the interleaving, for tests and
   /// debugging.
-  std::function<void(int partition, mlir::Operation *op)> onStep;
+  /// `group` is the cooperative group of a split consumer partition, -1
+  /// otherwise.
+  std::function<void(int partition, int group, mlir::Operation *op)> onStep;
+  /// The issue-turn protocol of cooperative groups, or a deliberately
+  /// broken variant of it (the seeded bugs the interpreter must catch).
+  protocol::IssueTurnVariant turnVariant = protocol::IssueTurnVariant::Correct;
 };
 
 enum class Outcome {
@@ -79,8 +92,9 @@ struct ExecutionResult {
   /// "deadlock", "use-after-consumed", "use-after-release",
   /// "unretired-read", "consumed-not-borrowed", "wrong-position",
   /// "negative-position", "pingpong-phase", "in-flight-at-exit",
-  /// "unreleased-at-exit", "untaken-at-exit", "runtime-error" or
-  /// "unsupported".
+  /// "unreleased-at-exit", "untaken-at-exit", "barrier-overflow",
+  /// "barrier-at-exit", "turn-overlap", "issue-outside-turn",
+  /// "runtime-error" or "unsupported".
   std::string kind;
   /// One line: what happened, where (the user's source line).
   std::string message;
@@ -91,6 +105,11 @@ struct ExecutionResult {
   /// Element operations (ExecutionLimits::maxWork).
   uint64_t work = 0;
   int64_t programs = 0;
+  /// The most cooperative groups a consumer partition ran as (0: none was
+  /// split), and the issue turns the groups took (bar.sync passed before a
+  /// run of products), over all programs.
+  int cooperativeGroups = 0;
+  uint64_t issueTurns = 0;
 
   bool completed() const { return outcome == Outcome::Completed; }
 };

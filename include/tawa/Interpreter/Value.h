@@ -40,12 +40,14 @@ struct TensorData {
   }
 };
 
-/// A value read out of slot `slot` of an aref during its borrow number
-/// `generation` (every get starts a new borrow of its slot).
+/// A value read out of slot `slot` of an aref by reader `reader` (a
+/// cooperative consumer group; 0 for any other partition) while the slot
+/// held its fill number `generation` (every put starts a new one).
 struct BorrowTag {
   ArefRing *ring = nullptr;
   unsigned slot = 0;
   uint64_t generation = 0;
+  unsigned reader = 0;
 };
 
 /// The result of asynchronous product `group` of task `task`.
