@@ -36,8 +36,10 @@ def main():
     kern = workloads.Loaded(os.path.join(base, entry["metadata"]))
     d = kern.box(0)[1]
     causal = entry["workload"] == "attention_causal"
-    q, k, v = attention.make_inputs(b, h, l, d, torch.float16, torch.Generator(device="cuda"))
-    o = torch.empty_like(q)
+    in_dt, out_dt = workloads.DTYPES[kern.dtype(0)], workloads.DTYPES[kern.dtype(3)]
+    q, k, v = attention.make_inputs(b, h, l, d, in_dt, torch.Generator(device="cuda"))
+    o = torch.empty(q.shape, device="cuda", dtype=out_dt)
+    args.no_cudnn |= in_dt == torch.float8_e4m3fn  # SDPA takes no fp8
     plan = attention.launch(kern, q, k, v, o, d ** -0.5, l)
     from torch.nn.attention import SDPBackend, sdpa_kernel
     q4, k4, v4 = (t.view(b, h, l, d) for t in (q, k, v))

@@ -192,9 +192,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "build-kernels"))
     ap.add_argument("--no-sweep", action="store_true", help="defaults only")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--attention-only", action="store_true",
+                    help="rebuild the attention kernels (attention.json) and leave the GEMM ones")
     args = ap.parse_args()
 
-    jobs = kernel_jobs(not args.no_sweep)
+    jobs = [] if args.attention_only else kernel_jobs(not args.no_sweep)
     with ThreadPoolExecutor(args.jobs) as pool:
         entries = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j), jobs))
         attention = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j),
@@ -212,8 +214,9 @@ def main():
     dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
     manifest = {"tawac": version, "commit": commit + ("+dirty" if dirty else ""), "kernels": entries}
-    with open(os.path.join(args.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    if not args.attention_only:
+        with open(os.path.join(args.out, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
     with open(os.path.join(args.out, "attention.json"), "w") as f:
         json.dump(dict(manifest, kernels=attention), f, indent=1)
     for e in attention:

@@ -7,7 +7,24 @@
 // non-causal kernel keeps the grouped order.
 // RUN: tawa-opt %shared_ttir/attn_fp16_causal.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=CAUSAL
 // RUN: tawa-opt %shared_ttir/attn_fp16.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=NONCAUSAL
-// CAUSAL: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// Each CTA's share balanced: in odd complete rounds k of G CTAs, CTA c takes
+// position k G + G - 1 - c instead of k G + c (a snake over the rounds).
+// CAUSAL: %[[CTA:.*]] = tt.get_program_id x : i32
+// CAUSAL: %[[G:.*]] = tt.get_num_programs x : i32
+// CAUSAL: scf.for %[[T:.*]] = %[[CTA]] to %[[TOTAL:.*]] step %[[G]]
+// CAUSAL-NEXT: %[[K:.*]] = arith.divsi %[[T]], %[[G]] : i32
+// CAUSAL-NEXT: %[[R:.*]] = arith.divsi %[[TOTAL]], %[[G]] : i32
+// CAUSAL-NEXT: %[[FULL:.*]] = arith.muli %[[R]], %[[G]] : i32
+// CAUSAL: %[[KB:.*]] = arith.andi %[[K]], %[[ONE:.*]] : i32
+// CAUSAL-NEXT: %[[ODD:.*]] = arith.cmpi eq, %[[KB]], %[[ONE]] : i32
+// CAUSAL-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[T]], %[[FULL]] : i32
+// CAUSAL-NEXT: %[[G1:.*]] = arith.subi %[[G]], %[[ONE]] : i32
+// CAUSAL-NEXT: %[[BACK:.*]] = arith.subi %[[G1]], %[[CTA]] : i32
+// CAUSAL-NEXT: %[[BASE:.*]] = arith.muli %[[K]], %[[G]] : i32
+// CAUSAL-NEXT: %[[MIR:.*]] = arith.addi %[[BASE]], %[[BACK]] : i32
+// CAUSAL-NEXT: %[[SEL:.*]] = arith.andi %[[ODD]], %[[IN]] : i1
+// CAUSAL-NEXT: %[[POS:.*]] = arith.select %[[SEL]], %[[MIR]], %[[T]] : i32
+// CAUSAL-NEXT: arith.divsi %[[POS]]
 // CAUSAL: %[[X:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
 // CAUSAL: %[[LAST:.*]] = arith.subi %[[NX:arg[0-9]+]], %{{.*}} : i32
 // CAUSAL: %[[REV:.*]] = arith.subi %[[LAST]], %[[X]] : i32
