@@ -48,27 +48,45 @@ __device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
                                                      int warps) {
   static_assert(R % 128 == 0 && C % 128 == 0,
                 "both extents must be multiples of 128 bytes");
+  // Shared-window addresses and ld/st.shared: through generic pointers the
+  // accesses compile to generic LD/ST, much slower on this path.
+  const uint32_t s0 = smemAddr(src), d0 = smemAddr(dst);
   const int lane = threadIdx.x % 32;
   const int a = lane % 4, b = (lane / 4) % 4, e = lane / 16;
   const int p = 2 * b + e, q = 2 * a + e;
+  // Two blocks per round, their eight loads issued before any store.
 #pragma unroll 1
   for (int part = 0; part < (R / 128) * (C / 128); ++part) {
     const int r0 = (part / (C / 128)) * 128, c0 = (part % (C / 128)) * 128;
-#pragma unroll 2
-    for (int t = warp; t < 32; t += warps) {
-      const int u = t % 8, w = 2 * (t / 8);
-      const int col = c0 + 4 * (a + 4 * (p ^ u)); // source byte column
-      const int row = r0 + 4 * (b + 4 * (q ^ w)); // source row
-      uint32_t in[4], out[4];
+#pragma unroll 1
+    for (int t = warp; t < 32; t += 2 * warps) {
+      const int steps = t + warps < 32 ? 2 : 1;
+      uint32_t in[2][4], out[2][4];
+      int col[2], row[2];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        in[i] = *reinterpret_cast<const uint32_t *>(
-            src + sw128Offset<R>(row + i, col));
-      transposeBytes4x4(in, out);
+      for (int h = 0; h < 2; ++h) {
+        const int th = h < steps ? t + h * warps : t;
+        const int u = th % 8, w = 2 * (th / 8);
+        col[h] = c0 + 4 * (a + 4 * (p ^ u)); // source byte column
+        row[h] = r0 + 4 * (b + 4 * (q ^ w)); // source row
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        *reinterpret_cast<uint32_t *>(dst + sw128Offset<C>(col + j, row)) =
-            out[j];
+        for (int i = 0; i < 4; ++i)
+          asm volatile("ld.shared.b32 %0, [%1];\n"
+                       : "=r"(in[h][i])
+                       : "r"(s0 + sw128Offset<R>(row[h] + i, col[h])));
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (h >= steps)
+          break;
+        transposeBytes4x4(in[h], out[h]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(
+                           d0 + sw128Offset<C>(col[h] + j, row[h])),
+                       "r"(out[h][j])
+                       : "memory");
+      }
     }
   }
   fenceProxyAsyncShared();
