@@ -731,6 +731,7 @@ class JITFunction:
             raise ValueError(f"fallback must be None or 'triton', got {fallback!r}")
         self.fallback = fallback
         self._front_end = None
+        self.binder = None  # tawa's (_binder.Binder), made on the first call
         self._binder = None
         # In-memory cache: (specialization, Triton's options, options token)
         # -> _Specialization, or "triton" where the kernel falls back.
@@ -774,8 +775,14 @@ class JITFunction:
 
     def _front(self):
         if self._front_end is None:
-            self._front_end = _TritonFrontEnd(self.triton_fn)
-            self._binder = self._front_end.binder
+            from ._binder import Binder
+            front = _TritonFrontEnd(self.triton_fn)
+            # tawa's binder gives Triton's binder's answer without its
+            # native specializer (whose first use imports Triton's Gluon
+            # modules); it hands what it does not know to Triton's.
+            self.binder = Binder(self.triton_fn, front.backend, lambda: front.binder)
+            self._binder = self.binder.bind
+            self._front_end = front
         return self._front_end
 
     def _token(self, options):
@@ -803,7 +810,10 @@ class JITFunction:
         if _env_flag("TAWA_DISABLE"):
             return self._run_triton(args, kwargs, grid, warmup)
         token, options = self._call_options(call_options) if call_options else self._default_options
-        binder = self._binder or self._front().binder
+        binder = self._binder
+        if binder is None:
+            self._front()
+            binder = self._binder
         bound_args, specialization, triton_options = binder(*args, **kwargs)
         key = (tuple(specialization), str(triton_options) if triton_options else "", token)
         entry = self._kernels.get(key)
