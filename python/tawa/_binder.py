@@ -170,13 +170,18 @@ def specializer():
 
 class Binder:
     """`binder(*args, **kwargs)` -> (bound arguments, specialization,
-    options), Triton's binder's answer for the call; `deferred` counts the
-    calls that Triton's binder (`fallback()`) answered."""
+    options, constexpr types): Triton's binder's answer for the call, and
+    the classes of the constexpr parameters' values. Those tell apart what
+    the specialization does not: 1, 1.0 and True are equal (and hash
+    alike) in Python but are different constexprs to Triton's front end.
+    `deferred` counts the calls that Triton's binder (`fallback()`)
+    answered."""
 
     def __init__(self, triton_fn, backend, fallback):
         sig, kparams = triton_fn.signature, triton_fn.params
         assert len(sig.parameters) == len(kparams)
         self.deferred = 0
+        self.params = kparams
         self._fallback = fallback
         # Triton's tensor rule where the backend has no native one is its
         # own method: leave such a backend to Triton.
@@ -202,14 +207,16 @@ class Binder:
             else:
                 specialization.append(ret)
         names = list(sig.parameters.keys())
+        constexprs = [name for name, kp in zip(names, kparams) if kp.is_constexpr]
         arg = lambda x: x[0] if x[1].default is inspect.Parameter.empty else f"{x[0]}=default_{x[0]}"  # noqa: E731
         source = (
             f"def dynamic_func({', '.join([arg(p) for p in sig.parameters.items()] + ['**options'])}):\n"
+            f"    types = ({''.join(f'_type({n}), ' for n in constexprs)})\n"
             f"    try:\n"
             f"        specialization = [{', '.join(specialization)}]\n"
             f"    except Exception:\n"
-            f"        return _triton({''.join(n + ', ' for n in names)}**options)\n"
-            f"    return {{{', '.join(f'{n!r}: {n}' for n in names)}}}, specialization, options\n")
+            f"        return _triton({''.join(n + ', ' for n in names)}**options) + (types,)\n"
+            f"    return {{{', '.join(f'{n!r}: {n}' for n in names)}}}, specialization, options, types\n")
         namespace = {f"default_{name}": param.default for name, param in sig.parameters.items()
                      if param.default is not inspect.Parameter.empty}
         spec = specializer()

@@ -733,8 +733,10 @@ class JITFunction:
         self._front_end = None
         self.binder = None  # tawa's (_binder.Binder), made on the first call
         self._binder = None
-        # In-memory cache: (specialization, Triton's options, options token)
-        # -> _Specialization, or "triton" where the kernel falls back.
+        # In-memory cache: (specialization, the classes of the constexpr
+        # values (1, 1.0 and True are equal in Python, not to Triton),
+        # Triton's options, options token) -> _Specialization, or "triton"
+        # where the kernel falls back.
         self._kernels = {}
         self._lock = threading.Lock()
         # Options: each distinct CompilerOptions gets a small integer token
@@ -814,8 +816,8 @@ class JITFunction:
         if binder is None:
             self._front()
             binder = self._binder
-        bound_args, specialization, triton_options = binder(*args, **kwargs)
-        key = (tuple(specialization), str(triton_options) if triton_options else "", token)
+        bound_args, specialization, triton_options, constexpr_types = binder(*args, **kwargs)
+        key = (tuple(specialization), constexpr_types, str(triton_options) if triton_options else "", token)
         entry = self._kernels.get(key)
         if entry is None:
             entry = self._compile(key, kwargs, bound_args, specialization, triton_options, options)

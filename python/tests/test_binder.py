@@ -95,9 +95,14 @@ def norm(x):
 
 def outcome(binder, args, kwargs):
     try:
-        params, specialization, options = binder(*args, **kwargs)
+        result = binder(*args, **kwargs)
     except Exception as error:  # noqa: BLE001  (the error is the answer)
         return ("error", type(error), str(error))
+    if isinstance(binder, Binder):  # tawa's: and the constexprs' classes
+        params, specialization, options, types = result
+        assert types == tuple(type(params[p.name]) for p in binder.params if p.is_constexpr)
+    else:
+        params, specialization, options = result
     return ("ok", norm(params), norm(list(specialization)), norm(options))
 
 
