@@ -6,8 +6,10 @@
 
     gemm[grid](a_desc, b_desc, c_desc, M, N, K, BM=128, ...)   # grid: tuple or f(meta)
 
-A call binds its arguments with Triton's own front end (the same
-specialization Triton makes: constexprs, integers equal to 1, divisibility),
+A call binds its arguments as Triton's front end does (the same
+specialization Triton makes: constexprs, integers equal to 1, divisibility;
+tawa's binder, python/tawa/_binder.py, which spares a new process the import
+of Triton's Gluon modules that Triton's binder makes on its first use),
 asks Triton for the kernel's TTIR for the sm_90a target (this needs no GPU),
 compiles that with tawa (python/tawa/compiler.py) and launches the CUBIN with
 tawa's runtime on PyTorch's current stream. Compiled kernels are kept in
