@@ -5,12 +5,14 @@ Triton 3.6 binds a call with a generated function
 (`triton.runtime.jit.create_function_from_signature`) that calls
 `native_specialize_impl` once per argument. The first call of that C function
 in a process imports `triton.experimental.gluon.nvidia.hopper` (and with it
-Triton's Gluon language, 50 to 80 ms) whatever the arguments are. A kernel
-whose compiled code is on disk needs nothing else from Triton's front end
-that costs as much, so tawa binds calls itself:
+Triton's Gluon language: 25-30 ms on the project's CPU machine, most of the
+85-90 ms first call measured on the H100 machine) whatever the arguments
+are. A kernel whose compiled code is on disk needs nothing else from
+Triton's front end that costs as much, so tawa binds calls itself:
 
-    make_binder(triton_fn, backend, fallback)(*args, **kwargs)
-        -> (bound arguments, specialization, options)   # as Triton's binder
+    Binder(triton_fn, backend, fallback)(*args, **kwargs)
+        -> (bound arguments, specialization, options,   # as Triton's binder
+            the classes of the constexpr values)
 
 The same generated function as Triton's (the same parameters, defaults and
 annotation rules), with Triton's specialization rules written out again in
