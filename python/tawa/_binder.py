@@ -32,6 +32,11 @@ import sys
 _GLUON_HOPPER = "triton.experimental.gluon.nvidia.hopper"
 _TENSOR_DESCRIPTOR = "triton.tools.tensor_descriptor"
 
+# The Triton versions whose rules are written out here (and compared with
+# Triton's by python/tests/test_binder.py); under any other, every call is
+# Triton's binder's.
+CHECKED_TRITON_VERSIONS = ("3.6.",)
+
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _U64_MAX = (1 << 64) - 1
@@ -186,8 +191,12 @@ class Binder:
         self.params = kparams
         self._fallback = fallback
         # Triton's tensor rule where the backend has no native one is its
-        # own method: leave such a backend to Triton.
-        native = getattr(backend, "supports_native_tensor_specialization", False) is True
+        # own method: leave such a backend to Triton; and a Triton whose
+        # rules tawa has not checked.
+        import triton
+        native = getattr(backend, "supports_native_tensor_specialization", False) is True and \
+            str(getattr(triton, "__version__", "")).startswith(CHECKED_TRITON_VERSIONS)
+        self.own_rules = native
         specialization = []
         for name, kp in zip(sig.parameters.keys(), kparams):
             if kp.is_constexpr:

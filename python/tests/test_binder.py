@@ -272,6 +272,19 @@ def test_a_backend_without_native_tensor_rules_goes_to_triton():
     assert ours.deferred == 1
 
 
+def test_another_triton_version_binds_with_triton(monkeypatch):
+    """tawa's rules are Triton 3.6's; under a Triton it has not been checked
+    against every call goes to Triton's binder."""
+    from tawa import _binder
+    assert triton.__version__.startswith(_binder.CHECKED_TRITON_VERSIONS)  # this run checks this version
+    monkeypatch.setattr(triton, "__version__", "3.7.0")
+    ours, theirs = binders(pointers)
+    assert not ours.own_rules
+    args = (FakeTensor((8,)), FakeTensor((8,)), 16, 1.0, True)
+    assert outcome(ours, args, {"BLOCK": 64}) == outcome(theirs, args, {"BLOCK": 64})
+    assert ours.deferred == 1
+
+
 def test_tawa_jit_binds_with_its_own_binder():
     """tawa.jit's calls go through tawa's binder; a tuple would go to
     Triton's."""
