@@ -26,7 +26,8 @@ of both files through @tawa.jit:
 
     jit_suite.py --kernels build-kernels [--json F] [--table F]
     jit_suite.py --kernels build-kernels --compile-only   (no GPU, no PyTorch:
-        every kernel through tawa.jit's warmup on stand-in tensors)
+        every kernel through tawa.jit's warmup on stand-in tensors, then
+        each kernel's first call in a new process, found on disk)
 
 Prints the tables, then "N passed, M failed" (correctness); exits 1 on a
 failure. The targets (compile cold <= 2 s, warm <= 50 ms; launch <= 1.2x
@@ -514,15 +515,17 @@ class Suite:
 
     def new_process_warm(self):
         """A kernel's first call in a new process, its cache on disk (the
-        process's imports are not counted)."""
+        process's imports are not counted): three kernels on the GPU, every
+        kernel compiled with --compile-only (stand-ins)."""
         picks = [r for r in self.results["compile"]
-                 if r["kernel"] in ("examples/gemm_fp16", "shared/gemm_grouped", "examples/attn_fwd_fp16")]
+                 if self.args.compile_only or
+                 r["kernel"] in ("examples/gemm_fp16", "shared/gemm_grouped", "examples/attn_fwd_fp16")]
         print("\n== compile: warm, first call in a new process ==", flush=True)
         for row in picks:
             if self.left() < 40:
                 break
             cmd = [sys.executable, os.path.abspath(__file__), "--kernels", self.kernels_dir,
-                   "--warm-child", row["kernel"]]
+                   "--warm-child", row["kernel"]] + (["--compile-only"] if self.args.compile_only else [])
             env = dict(os.environ, TAWA_CACHE_DIR=row["cache_dir"])
             r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
             try:
@@ -532,7 +535,13 @@ class Suite:
                 self.failed += 1
                 continue
             self.results["new_process"].append(got)
-            print(f"  {row['kernel']:36s} {got['warm_s'] * 1e3:7.1f} ms (stats {got['stats']})", flush=True)
+            print(f"  {row['kernel']:36s} {got['warm_s'] * 1e3:7.1f} ms (stats {got['stats']}; Gluon imported: "
+                  f"{got.get('gluon_imported')}, calls left to Triton's binder: {got.get('triton_binder_calls')})",
+                  flush=True)
+            if got["stats"].get("disk_hits") != 1 or got["stats"].get("ttir") != 0:
+                print(f"  FAIL {row['kernel']}: the new process did not find the kernel on disk by its source key",
+                      flush=True)
+                self.failed += 1
 
     # -- correctness ----------------------------------------------------------
     def correctness(self, mk):
@@ -794,7 +803,8 @@ class Suite:
         for r in res["new_process"]:
             lines.append(f"compile: warm, new process, {r['kernel']}: {r['warm_s'] * 1e3:.1f} ms "
                          f"(target <= {TARGET_WARM_S * 1e3:.0f} ms: "
-                         f"{'met' if r['warm_s'] <= TARGET_WARM_S else 'MISSED'})")
+                         f"{'met' if r['warm_s'] <= TARGET_WARM_S else 'MISSED'})"
+                         + ("; Gluon imported" if r.get("gluon_imported") else ""))
         if res["launch"]:
             l = res["launch"]
             u = l["us_per_call"]
@@ -818,19 +828,33 @@ class Suite:
 
 def warm_child(args):
     """--warm-child: one kernel's first call in this (new) process, its
-    cache entry on disk (TAWA_CACHE_DIR); prints one JSON line."""
-    import torch  # noqa: F401  (imported before timing, as an application would have)
+    cache entry on disk (TAWA_CACHE_DIR); prints one JSON line: the time,
+    the kernel's stats, whether Triton's Gluon modules were imported (its
+    binder imports them on first use; tawa's does not) and how many calls
+    tawa's binder left to Triton's. --compile-only: stand-in tensors."""
+    if args.compile_only:
+        try:
+            import torch  # noqa: F401
+        except ImportError:  # triton_kernels.py imports it; its kernels do not use it
+            sys.modules["torch"] = types.ModuleType("torch")
+        mk = Maker()
+    else:
+        import torch  # noqa: F401  (imported before timing, as an application would have)
+        mk = Maker(torch.Generator(device="cuda").manual_seed(1))
     import triton  # noqa: F401
     suite = Suite(args)
     case = next(c for c in cases() if c["id"] == args.warm_child)
-    mk = Maker(torch.Generator(device="cuda").manual_seed(1))
     p = problem(case, first_shape(case), mk)
     call = p.call()
     kernel = tawa.jit(suite.fn(case))
+    gluon_before = "triton.experimental.gluon" in sys.modules
     t = time.perf_counter()
     kernel.warmup(*call.args, grid=call.grid, **p.consts)
     warm = time.perf_counter() - t
-    print(json.dumps({"kernel": case["id"], "warm_s": warm, "stats": kernel.stats}))
+    binder = getattr(kernel, "binder", None)
+    print(json.dumps({"kernel": case["id"], "warm_s": warm, "stats": kernel.stats,
+                      "gluon_imported": not gluon_before and "triton.experimental.gluon" in sys.modules,
+                      "triton_binder_calls": getattr(binder, "deferred", None)}))
 
 
 def main():
@@ -857,8 +881,9 @@ def main():
     suite = Suite(args)
     if args.compile_only:
         suite.compile_times(Maker())
+        suite.new_process_warm()
         print(suite.table())
-        return 0
+        return 0 if suite.failed == 0 else 1
     import torch
     import triton
     # Device-side descriptors (the grouped sample) need Triton's allocator.

@@ -9,10 +9,11 @@ interface, so no extension module built for a particular Python is needed.
 It is found through $TAWA_COMPILER_LIB, else the copy installed inside this
 package (tawa/_lib/), else the newest build*/lib/libtawa_compiler.so under the
 repository root. Needs no GPU: PTX and CUBINs come from NVRTC.
+
+ctypes is imported when the library is loaded: a process that finds its
+kernels in tawa's disk cache never loads it.
 """
-import ctypes
 import dataclasses
-import glob
 import os
 import re
 
@@ -91,10 +92,9 @@ class CompilerOptions:
         return dataclasses.asdict(self)
 
 
-class _Options(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_int32) for name in (
-        "stage", "aref_depth", "mma_depth", "consumer_groups", "persistent", "pingpong", "schedule",
-        "pair_programs", "tile_swizzle", "epilogue_overlap", "cluster", "want_ws_ir")]
+_OPTION_FIELDS = ("stage", "aref_depth", "mma_depth", "consumer_groups", "persistent", "pingpong", "schedule",
+                  "pair_programs", "tile_swizzle", "epilogue_overlap", "cluster", "want_ws_ir")
+_Options = None  # tawa_compiler_options as a ctypes.Structure, made with the library's binding
 
 
 def library_path():
@@ -105,6 +105,7 @@ def library_path():
     packaged = os.path.join(_PACKAGE, "_lib", "libtawa_compiler.so")
     if os.path.exists(packaged):
         return packaged
+    import glob
     candidates = glob.glob(os.path.join(_REPO, "build*", "lib", "libtawa_compiler.so"))
     if not candidates:
         raise TawaCompilerError(
@@ -130,9 +131,12 @@ _lib = None
 
 
 def _library():
-    global _lib
+    global _lib, _Options
     if _lib is not None:
         return _lib
+    import ctypes
+    if _Options is None:
+        _Options = type("_Options", (ctypes.Structure,), {"_fields_": [(n, ctypes.c_int32) for n in _OPTION_FIELDS]})
     path = library_path()
     try:
         lib = ctypes.CDLL(path)
@@ -189,6 +193,7 @@ def compile_ttir(ttir, options=None, stage="cubin", want_ws_ir=False, buffer_nam
         raise ValueError(f"stage must be one of {list(STAGES)}, got {stage!r}")
     options = (options or CompilerOptions()).validate()
     lib = _library()
+    import ctypes
     c = _Options()
     lib.tawa_compiler_options_init(ctypes.byref(c))
     c.stage = STAGES[stage]

@@ -6,8 +6,10 @@
 
     gemm[grid](a_desc, b_desc, c_desc, M, N, K, BM=128, ...)   # grid: tuple or f(meta)
 
-A call binds its arguments with Triton's own front end (the same
-specialization Triton makes: constexprs, integers equal to 1, divisibility),
+A call binds its arguments as Triton's front end does (the same
+specialization Triton makes: constexprs, integers equal to 1, divisibility;
+tawa's binder, python/tawa/_binder.py, which spares a new process the import
+of Triton's Gluon modules that Triton's binder makes on its first use),
 asks Triton for the kernel's TTIR for the sm_90a target (this needs no GPU),
 compiles that with tawa (python/tawa/compiler.py) and launches the CUBIN with
 tawa's runtime on PyTorch's current stream. Compiled kernels are kept in
@@ -731,9 +733,12 @@ class JITFunction:
             raise ValueError(f"fallback must be None or 'triton', got {fallback!r}")
         self.fallback = fallback
         self._front_end = None
+        self.binder = None  # tawa's (_binder.Binder), made on the first call
         self._binder = None
-        # In-memory cache: (specialization, Triton's options, options token)
-        # -> _Specialization, or "triton" where the kernel falls back.
+        # In-memory cache: (specialization, the classes of the constexpr
+        # values (1, 1.0 and True are equal in Python, not to Triton),
+        # Triton's options, options token) -> _Specialization, or "triton"
+        # where the kernel falls back.
         self._kernels = {}
         self._lock = threading.Lock()
         # Options: each distinct CompilerOptions gets a small integer token
@@ -774,8 +779,14 @@ class JITFunction:
 
     def _front(self):
         if self._front_end is None:
-            self._front_end = _TritonFrontEnd(self.triton_fn)
-            self._binder = self._front_end.binder
+            from ._binder import Binder
+            front = _TritonFrontEnd(self.triton_fn)
+            # tawa's binder gives Triton's binder's answer without its
+            # native specializer (whose first use imports Triton's Gluon
+            # modules); it hands what it does not know to Triton's.
+            self.binder = Binder(self.triton_fn, front.backend, lambda: front.binder)
+            self._binder = self.binder.bind
+            self._front_end = front
         return self._front_end
 
     def _token(self, options):
@@ -803,9 +814,12 @@ class JITFunction:
         if _env_flag("TAWA_DISABLE"):
             return self._run_triton(args, kwargs, grid, warmup)
         token, options = self._call_options(call_options) if call_options else self._default_options
-        binder = self._binder or self._front().binder
-        bound_args, specialization, triton_options = binder(*args, **kwargs)
-        key = (tuple(specialization), str(triton_options) if triton_options else "", token)
+        binder = self._binder
+        if binder is None:
+            self._front()
+            binder = self._binder
+        bound_args, specialization, triton_options, constexpr_types = binder(*args, **kwargs)
+        key = (tuple(specialization), constexpr_types, str(triton_options) if triton_options else "", token)
         entry = self._kernels.get(key)
         if entry is None:
             entry = self._compile(key, kwargs, bound_args, specialization, triton_options, options)

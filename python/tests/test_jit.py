@@ -410,3 +410,30 @@ def test_launch_needs_a_grid():
     kernel = tawa.jit(gemm_body)
     with pytest.raises(ValueError, match="needs a grid"):
         kernel.run(*gemm_args(), grid=None, warmup=False, **BLOCKS)
+
+
+def scaled_gemm_body(a_desc, b_desc, c_desc, K, SCALE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                     BK: tl.constexpr):
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([0, k * BK])
+        b = b_desc.load([0, k * BK])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([0, 0], (acc * (K + SCALE)).to(c_desc.dtype))  # an i32 add, or f32 (SCALE = 1.0)
+
+
+def test_constexprs_equal_in_python_are_different_kernels():
+    """1, 1.0 and True are equal (and hash alike) in Python; Triton's front
+    end makes different code of each: no call may find another's kernel in
+    memory (or on disk)."""
+    kernel = tawa.jit(scaled_gemm_body)
+    compiled = [kernel.warmup(*small_args(), SCALE=scale, BM=128, BN=128, BK=64) for scale in (1, 1.0, True)]
+    assert kernel.stats["ttir"] == 3 and kernel.stats["memory_hits"] == 0
+    # K + 1.0 is a float32 add, K + 1 an int32 one (True's folds to 1's).
+    assert compiled[0].asm["ttir"] != compiled[1].asm["ttir"]
+    assert compiled[0].directory != compiled[1].directory
+    assert kernel.warmup(*small_args(), SCALE=1.0, BM=128, BN=128, BK=64) is compiled[1]
+    again = tawa.jit(scaled_gemm_body)  # a new kernel object: found on disk, each its own
+    assert [again.warmup(*small_args(), SCALE=scale, BM=128, BN=128, BK=64).directory
+            for scale in (True, 1, 1.0)] == [compiled[2].directory, compiled[0].directory, compiled[1].directory]
+    assert again.stats["disk_hits"] == 3 and again.stats["ttir"] == 0
