@@ -180,7 +180,9 @@ cl::opt<bool> heavyFirst(
     cl::desc("In a kernel made persistent whose programs' work grows with "
              "program_id(0) (a loop bound such as causal attention's "
              "(pid_m + 1) * BM), walk x from the largest down so that the "
-             "longest programs start first (default: on)"),
+             "longest programs start first, each CTA taking its rounds' "
+             "positions in snake order so that its share is balanced "
+             "(default: on)"),
     cl::init(true), cl::cat(tawacCategory));
 
 cl::opt<bool> splitMaskedLoops(

@@ -128,7 +128,10 @@ def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> 
     grows with program_id(0) through additions and multiplications by
     positive constants while its lower bound does not depend on it: causal
     attention's (pid_m + 1) * BM), x is walked from the largest down
-    (`heavy-first`), so that the longest programs start in the first wave.
+    (`heavy-first`), so that the longest programs start in the first wave,
+    and CTA c takes position k G + c of round k in even rounds and
+    k G + G - 1 - c in odd ones (complete rounds only): the CTA that got a
+    round's heaviest program gets the next one's lightest.
   }];
   let options = [
     Option<"force", "force", "bool", /*default=*/"false",
