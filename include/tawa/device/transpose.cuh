@@ -54,26 +54,36 @@ __device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
   const int lane = threadIdx.x % 32;
   const int a = lane % 4, b = (lane / 4) % 4, e = lane / 16;
   const int p = 2 * b + e, q = 2 * a + e;
-  // Two blocks per round, their eight loads issued before any store.
+  // sw128Offset with the lane's constants folded: the block of a step has
+  // source rows r0 + 4b + 16 (q ^ w) + i and byte columns c0 + 4a + 16 (p ^
+  // u) + j, so row % 8 = 4 (b & 1) + i and the swizzled chunk of row i is
+  // ((p ^ u) ^ 4 (b & 1)) ^ i: offset = base + 128 i + ((X << 4) ^ (i << 4)),
+  // and likewise for the destination with the roles of a and b exchanged.
+  const uint32_t laneSrc = 512 * b + 4 * a, laneDst = 512 * a + 4 * b;
+  const int bSwap = 4 * (b & 1), aSwap = 4 * (a & 1);
 #pragma unroll 1
   for (int part = 0; part < (R / 128) * (C / 128); ++part) {
-    const int r0 = (part / (C / 128)) * 128, c0 = (part % (C / 128)) * 128;
+    const int rb = part / (C / 128), cb = part % (C / 128);
+    const uint32_t partSrc = s0 + cb * R * 128 + rb * 128 * 128 + laneSrc;
+    const uint32_t partDst = d0 + rb * C * 128 + cb * 128 * 128 + laneDst;
+    // Two blocks per round, their eight loads issued before any store.
 #pragma unroll 1
     for (int t = warp; t < 32; t += 2 * warps) {
       const int steps = t + warps < 32 ? 2 : 1;
-      uint32_t in[2][4], out[2][4];
-      int col[2], row[2];
+      uint32_t in[2][4], out[2][4], dstAt[2], dstX[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int th = h < steps ? t + h * warps : t;
-        const int u = th % 8, w = 2 * (th / 8);
-        col[h] = c0 + 4 * (a + 4 * (p ^ u)); // source byte column
-        row[h] = r0 + 4 * (b + 4 * (q ^ w)); // source row
+        const int pu = p ^ (th % 8), qw = q ^ (2 * (th / 8));
+        const uint32_t srcAt = partSrc + 2048 * qw;
+        const uint32_t srcX = (pu ^ bSwap) << 4;
+        dstAt[h] = partDst + 2048 * pu;
+        dstX[h] = (qw ^ aSwap) << 4;
 #pragma unroll
         for (int i = 0; i < 4; ++i)
           asm volatile("ld.shared.b32 %0, [%1];\n"
                        : "=r"(in[h][i])
-                       : "r"(s0 + sw128Offset<R>(row[h] + i, col[h])));
+                       : "r"(srcAt + 128 * i + (srcX ^ (i << 4))));
       }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -83,7 +93,7 @@ __device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
 #pragma unroll
         for (int j = 0; j < 4; ++j)
           asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(
-                           d0 + sw128Offset<C>(col[h] + j, row[h])),
+                           dstAt[h] + 128 * j + (dstX[h] ^ (j << 4))),
                        "r"(out[h][j])
                        : "memory");
       }
