@@ -267,7 +267,8 @@ LogicalResult Distributor::collectGroups() {
     return pa != pb && isa<scf::ForOp>(pa) && isa<scf::ForOp>(pb) &&
            pa->getBlock() == pb->getBlock();
   };
-  for (auto [g, group] : llvm::enumerate(groups)) {
+  for (unsigned g = 0; g < groups.size(); ++g) {
+    ArefGroup &group = groups[g];
     auto shared = llvm::find_if(ringLeader, [&](unsigned leader) {
       return sameRing(groups[leader], group);
     });
