@@ -34,6 +34,9 @@
 using namespace tawa::protocol;
 using tawa::protocol::detail::Failure;
 using tawa::protocol::detail::format;
+using tawa::protocol::detail::Barrier;
+using tawa::protocol::detail::arrive;
+using tawa::protocol::detail::checkArrival;
 
 namespace {
 
@@ -74,12 +77,6 @@ struct Put {
 
 // Every struct below holds only uint8_t fields: no padding, so states can be
 // compared and hashed as bytes.
-struct Barrier {
-  uint8_t phase;
-  uint8_t pending;
-  uint8_t tx;
-};
-
 struct Slot {
   uint8_t data; ///< ring position it holds, or kNoData / kFilling
   uint8_t tma;  ///< 1 + position of the TMA in flight into it, or 0
@@ -503,26 +500,9 @@ private:
     }
   }
 
-  static void arrive(Barrier &b, uint8_t count) {
-    --b.pending;
-    if (b.pending == 0 && b.tx == 0) {
-      ++b.phase;
-      b.pending = count;
-    }
-  }
 
-  static std::optional<Failure> checkArrival(const Barrier &b, Iter lap,
-                                             const std::string &who) {
-    if (b.phase == lap)
-      return std::nullopt;
-    return Failure{ViolationKind::ArrivalOverflow,
-                   format("%s is meant for phase %lld but the barrier is in "
-                          "phase %d%s",
-                          who.c_str(), static_cast<long long>(lap), b.phase,
-                          b.phase > lap ? ": that phase had already completed "
-                                          "(more arrivals than its count)"
-                                        : "")};
-  }
+
+
 
   std::optional<Failure> stepProducer(State &x, std::string *label) const {
     Producer &p = x.producer;

@@ -28,6 +28,7 @@
 #define TAWA_LIB_PROTOCOL_EXPLORER_H
 
 #include "ProtocolModel.h"
+#include "tawa/Protocol/ArefProtocol.h"
 
 #include <algorithm>
 #include <cassert>
@@ -55,6 +56,40 @@ inline std::string format(const char *fmt, ...) {
   std::vsnprintf(buf, sizeof buf, fmt, args);
   va_end(args);
   return buf;
+}
+
+/// An mbarrier as both models hold it in a state. Only uint8_t fields: no
+/// padding, so states compare and hash as bytes.
+struct Barrier {
+  uint8_t phase;   // current (incomplete) phase
+  uint8_t pending; // arrivals still missing in this phase
+  uint8_t tx;      // transaction units still expected in this phase (a
+                   // cluster's may go below 0: modulo 256)
+};
+
+/// One arrival, as the hardware does it: the pending count drops and the
+/// phase completes when no arrival and no transaction is left.
+inline void arrive(Barrier &b, uint8_t count) {
+  --b.pending;
+  if (b.pending == 0 && b.tx == 0) {
+    ++b.phase;
+    b.pending = count;
+  }
+}
+
+/// An arrival for phase `lap` that meets the barrier in another phase has
+/// been counted against the wrong phase.
+inline std::optional<Failure> checkArrival(const Barrier &b, Iter lap,
+                                           const std::string &who) {
+  if (b.phase == lap)
+    return std::nullopt;
+  return Failure{ViolationKind::ArrivalOverflow,
+                 format("%s is meant for phase %lld but the barrier is in "
+                        "phase %d%s",
+                        who.c_str(), static_cast<long long>(lap), b.phase,
+                        b.phase > lap ? ": that phase had already completed "
+                                        "(more arrivals than its count)"
+                                      : "")};
 }
 
 /// Breadth-first search over canonical states, stored back to back in one

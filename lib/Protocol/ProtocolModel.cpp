@@ -49,6 +49,11 @@
 #include <unordered_set>
 
 using namespace tawa::protocol;
+using tawa::protocol::detail::Failure;
+using tawa::protocol::detail::format;
+using tawa::protocol::detail::Barrier;
+using tawa::protocol::detail::arrive;
+using tawa::protocol::detail::checkArrival;
 
 namespace {
 
@@ -83,13 +88,6 @@ enum ActorKind : uint8_t { AProducer, ATma, AConsumer, ARetire };
 
 // Every struct below holds only uint8_t fields: no padding, so states can be
 // compared and hashed as bytes.
-struct Barrier {
-  uint8_t phase;   // current (incomplete) phase
-  uint8_t pending; // arrivals still missing in this phase
-  uint8_t tx;      // transaction units still expected in this phase (a
-                   // cluster's may go below 0: modulo 256)
-};
-
 struct Slot {
   // Per half of the tile (a single CTA uses half 0 only): the ring position
   // whose payload it holds, or kNoData/kFilling.
@@ -138,8 +136,6 @@ struct Step {
   uint8_t arg;   // TMA: the half; producer issue: 1 to multicast
 };
 
-using tawa::protocol::detail::Failure;
-using tawa::protocol::detail::format;
 
 using Perm = std::array<std::array<uint8_t, kMaxConsumers>, kMaxCtas>;
 
@@ -453,30 +449,7 @@ private:
     }
   }
 
-  /// One arrival, as the hardware does it: the pending count drops and the
-  /// phase completes when no arrival and no transaction is left.
-  static void arrive(Barrier &b, uint8_t count) {
-    --b.pending;
-    if (b.pending == 0 && b.tx == 0) {
-      ++b.phase;
-      b.pending = count;
-    }
-  }
 
-  /// An arrival for phase `lap` that meets the barrier in another phase has
-  /// been counted against the wrong phase.
-  static std::optional<Failure> checkArrival(const Barrier &b, Iter lap,
-                                             const std::string &who) {
-    if (b.phase == lap)
-      return std::nullopt;
-    return Failure{ViolationKind::ArrivalOverflow,
-                   format("%s is meant for phase %lld but the barrier is in "
-                          "phase %d%s",
-                          who.c_str(), static_cast<long long>(lap), b.phase,
-                          b.phase > lap ? ": that phase had already completed "
-                                          "(more arrivals than its count)"
-                                        : "")};
-  }
 
   std::optional<Failure> stepProducer(State &x, unsigned r, unsigned multicast,
                                       std::string *label) const {
