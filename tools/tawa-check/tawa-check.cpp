@@ -228,6 +228,33 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// A seeded bug's report: where the sweep caught it and the first violation.
+int reportCaught(const std::string &where, const CheckResult &r,
+                 uint64_t configs, uint64_t skipped,
+                 std::chrono::steady_clock::time_point start) {
+  std::printf("caught at %s (%llu states; %llu earlier configurations "
+              "passed, %llu not applicable):\n",
+              where.c_str(), static_cast<unsigned long long>(r.states),
+              static_cast<unsigned long long>(configs - 1),
+              static_cast<unsigned long long>(skipped));
+  std::printf("%s", formatViolation(r.violations.front()).c_str());
+  std::printf("result: CAUGHT (%s, %.2f s)\n",
+              violationKindName(r.violations.front().kind),
+              secondsSince(start));
+  return 1;
+}
+
+/// A seeded bug no configuration of the sweep caught.
+int reportNotCaught(const std::string &variant, uint64_t configs,
+                    uint64_t states,
+                    std::chrono::steady_clock::time_point start) {
+  std::printf("variant %s: no violation in %llu configurations (%llu "
+              "states)\nresult: NOT CAUGHT (%.2f s)\n",
+              variant.c_str(), static_cast<unsigned long long>(configs),
+              static_cast<unsigned long long>(states), secondsSince(start));
+  return 0;
+}
+
 /// A P >= D configuration deadlocks exactly when a tile runs more than D
 /// iterations; otherwise each tile's drain frees the ring in time.
 bool expectsLagDeadlock(const ModelConfig &config) {
@@ -273,25 +300,10 @@ int runVariant(const ProtocolOptions &opts) {
             states += r.states;
             if (r.violations.empty())
               continue;
-            std::printf("caught at %s (%llu states; %llu earlier "
-                        "configurations passed, %llu not applicable):\n",
-                        describe(config).c_str(),
-                        static_cast<unsigned long long>(r.states),
-                        static_cast<unsigned long long>(configs - 1),
-                        static_cast<unsigned long long>(skipped));
-            std::printf("%s", formatViolation(r.violations.front()).c_str());
-            std::printf("result: CAUGHT (%s, %.2f s)\n",
-                        violationKindName(r.violations.front().kind),
-                        secondsSince(start));
-            return 1;
+            return reportCaught(describe(config), r, configs, skipped, start);
           }
   }
-  std::printf("variant %s: no violation in %llu configurations (%llu "
-              "states)\nresult: NOT CAUGHT (%.2f s)\n",
-              variantName(opts.variant),
-              static_cast<unsigned long long>(configs),
-              static_cast<unsigned long long>(states), secondsSince(start));
-  return 0;
+  return reportNotCaught(variantName(opts.variant), configs, states, start);
 }
 
 /// The sweep's configurations, in the order they are printed: the valid space
@@ -557,23 +569,9 @@ int runAttentionVariant(const AttentionOptions &opts) {
       states += r.states;
       if (r.violations.empty())
         continue;
-      std::printf("caught at %s (%llu states; %llu earlier configurations "
-                  "passed, %llu not applicable):\n",
-                  describe(config).c_str(),
-                  static_cast<unsigned long long>(r.states),
-                  static_cast<unsigned long long>(configs - 1),
-                  static_cast<unsigned long long>(skipped));
-      std::printf("%s", formatViolation(r.violations.front()).c_str());
-      std::printf("result: CAUGHT (%s, %.2f s)\n",
-                  violationKindName(r.violations.front().kind),
-                  secondsSince(start));
-      return 1;
+      return reportCaught(describe(config), r, configs, skipped, start);
     }
-  std::printf("variant %s: no violation in %llu configurations (%llu "
-              "states)\nresult: NOT CAUGHT (%.2f s)\n",
-              name.c_str(), static_cast<unsigned long long>(configs),
-              static_cast<unsigned long long>(states), secondsSince(start));
-  return 0;
+  return reportNotCaught(name, configs, states, start);
 }
 
 int runAttentionSweep(const AttentionOptions &opts) {
