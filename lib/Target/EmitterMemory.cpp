@@ -79,14 +79,12 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     std::string target =
         bars[arrive.getBars()].name + "[" + lookup(arrive.getSlot()) + "]";
     if (arrive.getPerWarp() && region == Region::Producer) {
-      if (!producerAllWarps || arrive.getCluster())
-        return error(op) << "internal error: a per-warp arrival in a "
-                            "producer run by one warp";
       // After the warp's slot transposes (each lane fenced its writes for
       // the async proxy): one arrival per producer warp.
-      if (!arrive->hasAttr(kTransposerAttr))
+      if (!producerAllWarps || arrive.getCluster() ||
+          !arrive->hasAttr(kTransposerAttr))
         return error(op) << "internal error: a per-warp producer arrival "
-                            "that is not a transposer's";
+                            "that is not a transposing warp's";
       line() << "__syncwarp();\n";
       line() << "if (warpInGroup() != 0 && threadIdx.x % 32 == 0)\n";
       line() << "  mbarrierArrive(&" << target << ");\n";
@@ -222,8 +220,7 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     ArrayRef<int64_t> shape = transpose.getSrc().getType().getShape();
     // Both tiles are boxes of 128-byte rows (TMA's form for the source,
     // the K-major operand form for the destination).
-    if (shape[1] % 32 != 0 || shape[2] % kSwizzleBytes != 0 ||
-        shape[1] % kSwizzleBytes != 0)
+    if (shape[1] % kSwizzleBytes != 0 || shape[2] % kSwizzleBytes != 0)
       return error(op) << "a stored transpose needs both tile extents to be "
                           "multiples of 128 bytes, got "
                        << shape[1] << " x " << shape[2];
