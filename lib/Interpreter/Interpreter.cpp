@@ -484,6 +484,16 @@ Step ProgramExecutor::execute(Task &t, Operation *op) {
   }
   if (auto ws = dyn_cast<WarpSpecializeOp>(op))
     return warpSpecialize(t, ws);
+  if (auto group = dyn_cast<PingPongGroupOp>(op)) {
+    // Partition 1 is consumer 0, partition 2 consumer 1 (the verifier).
+    if (t.partition != 1 && t.partition != 2)
+      return runtimeError(Outcome::RuntimeError,
+                          describeOp(op) + " outside a ping-pong consumer");
+    bind(t, op->getResults(),
+         {makeInt(group.getType(), static_cast<uint64_t>(t.partition - 1))});
+    ++f.ip;
+    return Step::Progress;
+  }
   if (auto create = dyn_cast<ArefCreateOp>(op)) {
     if (t.group >= 0)
       return runtimeError(Outcome::Unsupported,

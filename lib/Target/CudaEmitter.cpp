@@ -98,17 +98,14 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   line() << "const bool laneZero = threadIdx.x % 32 == 0;\n";
   line() << "uint32_t epiBox = 0; // epilogue boxes staged so far\n";
   line() << "(void)wg; (void)tid; (void)laneZero; (void)epiBox;\n";
-  for (unsigned p = 1; p < warps.size(); ++p) {
-    if (pingpong) {
-      line() << (p == 1 ? "if" : "} else if") << " (wg == " << p - 1
-             << ") { // ping-pong consumer " << p - 1 << ": its own tiles\n";
-      ++indent;
-      line() << "const int cg = 0;\n";
-    } else {
-      line() << "{\n";
-      ++indent;
-      line() << "const int cg = wg;\n";
-    }
+  if (pingpong) {
+    if (failed(emitPingPongConsumers(op)))
+      return failure();
+  }
+  for (unsigned p = 1; !pingpong && p < warps.size(); ++p) {
+    line() << "{\n";
+    ++indent;
+    line() << "const int cg = wg;\n";
     line() << "(void)cg;\n";
     if (deferredEpi) {
       line() << "// Deferred epilogue: the last " << deferredEpi->deferred
@@ -150,7 +147,8 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
       emitDeferredFlush(/*all=*/true);
     --indent;
   }
-  line() << "}\n";
+  if (!pingpong)
+    line() << "}\n";
   line() << "// Global writes of the last stores must land before the CTA "
             "retires.\n";
   line() << "if (tid == 0)\n";
@@ -158,6 +156,45 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   --indent;
   line() << "}\n";
   region = Region::Top;
+  return success();
+}
+
+LogicalResult Emitter::emitPingPongConsumers(WarpSpecializeOp op) {
+  // Each consumer's program is emitted with its turns indexed by the
+  // run-time `wg` and its names counted from the same start; where the two
+  // texts are the same (they differ only in their turn ops' groups, as
+  // loop distribution makes them), the kernel keeps one copy, which halves
+  // what NVRTC and ptxas compile.
+  sharedPingPong = true;
+  SmallVector<std::string, 2> programs;
+  int firstName = counter, lastName = counter;
+  ++indent;
+  for (unsigned p = 1; p < 3; ++p) {
+    size_t start = bodyStorage.size();
+    counter = firstName;
+    line() << "const int cg = 0;\n";
+    line() << "(void)cg;\n";
+    if (failed(emitBlock(op.getPartitions()[p].front())))
+      return failure();
+    lastName = std::max(lastName, counter);
+    programs.push_back(bodyStorage.substr(start));
+    bodyStorage.resize(start);
+  }
+  --indent;
+  counter = lastName;
+  sharedPingPong = false;
+  if (programs[0] == programs[1]) {
+    line() << "{ // ping-pong consumers 0 and 1 (wg): one program, each on "
+              "its own tiles\n";
+    body << programs[0];
+  } else {
+    for (unsigned g = 0; g < 2; ++g) {
+      line() << (g == 0 ? "if" : "} else if") << " (wg == " << g
+             << ") { // ping-pong consumer " << g << ": its own tiles\n";
+      body << programs[g];
+    }
+  }
+  line() << "}\n";
   return success();
 }
 

@@ -300,6 +300,10 @@ private:
   // Every producer warp runs the producer program (it transposes slots:
   // tawa.smem.transpose); else warp 0 alone does.
   bool producerAllWarps = false;
+  /// Ping-pong turn ops are emitted with their barriers indexed by the
+  /// run-time `wg` (emitPingPongConsumers).
+  bool sharedPingPong = false;
+  LogicalResult emitPingPongConsumers(WarpSpecializeOp op);
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
   /// The issue turn of cooperative consumer groups (kIssueTurnAttr): whether

@@ -122,6 +122,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
            << ";\n";
     return success();
   }
+  if (auto group = dyn_cast<PingPongGroupOp>(op)) {
+    if (region != Region::Consumer)
+      return error(op) << "ping-pong group outside a consumer partition";
+    line() << "const int32_t " << bind(group.getResult()) << " = wg;\n";
+    return success();
+  }
   if (auto num = dyn_cast<tt::GetNumProgramsOp>(op)) {
     StringRef a = tt::stringifyProgramIDDim(num.getAxis());
     line() << "const int32_t " << bind(num.getResult()) << " = gridDim." << a

@@ -22,6 +22,14 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     if (region != Region::Consumer)
       return error(op) << "ping-pong wait outside a consumer partition";
     std::string turn = lookup(wait.getTurn());
+    if (sharedPingPong) {
+      // Both consumers' waits in one line: wg 0 skips its first turn and
+      // waits on parity (turn - 1) & 1, wg 1 on turn & 1.
+      line() << "if (" << turn << " + wg > 0)\n";
+      line() << "  mbarrierWait(&pingpongOrder[wg], (" << turn
+             << " + wg - 1) & 1);\n";
+      return success();
+    }
     if (wait.getGroup() == 0)
       line() << "if (" << turn << " > 0)\n  ";
     else
@@ -36,8 +44,11 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
       return error(op) << "ping-pong arrive outside a consumer partition";
     // The group's first thread has passed every full wait of the tile.
     line() << "if (tid == 0)\n";
-    line() << "  mbarrierArrive(&pingpongOrder[" << 1 - arrive.getGroup()
-           << "]);\n";
+    if (sharedPingPong)
+      line() << "  mbarrierArrive(&pingpongOrder[wg ^ 1]);\n";
+    else
+      line() << "  mbarrierArrive(&pingpongOrder[" << 1 - arrive.getGroup()
+             << "]);\n";
     return success();
   }
   if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {

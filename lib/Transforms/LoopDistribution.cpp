@@ -360,12 +360,13 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
   for (Operation &op : src.without_terminator())
     if (isTileControl(&op) && isInPartition(&op, p))
       cloneOp(&op, b, p);
-  // Then the work of this partition's tiles: (tile count mod 2) == parity.
+  // Then the work of this partition's tiles: (tile count mod 2) == its
+  // group (an op, not the constant `parity`, so both programs stay the same).
   Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
-  Value mine =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                            arith::RemUIOp::create(b, loc, counter[tiles], two),
-                            arith::ConstantIntOp::create(b, loc, parity, 32));
+  Value tileParity = arith::RemUIOp::create(b, loc, counter[tiles], two);
+  Value group = tawa::PingPongGroupOp::create(b, loc, b.getI32Type());
+  Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     tileParity, group);
   SmallVector<unsigned> inner; // rings filled inside the tile loop
   for (ArefGroup &group : groups)
     if (tileLoop->isProperAncestor(group.loads.front()) &&

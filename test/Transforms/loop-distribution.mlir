@@ -14,7 +14,8 @@
 // PINGPONG: } partition warps(4) regs(232) {
 // PINGPONG: scf.for {{.*}} iter_args(%[[K0:.*]] = %c0_i32, %[[T0:.*]] = %c0_i32) -> (i32, i32)
 // PINGPONG: %[[PAR:.*]] = arith.remui %[[T0]], %c2_i32
-// PINGPONG: %[[MINE:.*]] = arith.cmpi eq, %[[PAR]], %c0_i32
+// PINGPONG: %[[G0:.*]] = tawa.pingpong.group : i32
+// PINGPONG: %[[MINE:.*]] = arith.cmpi eq, %[[PAR]], %[[G0]]
 // PINGPONG: scf.if %[[MINE]] -> (i32) {
 // PINGPONG: %[[TURN:.*]] = arith.divui %[[T0]], %c2_i32
 // PINGPONG: tawa.pingpong.wait group 0 turn %[[TURN]]
@@ -26,7 +27,8 @@
 // PINGPONG: %[[TRIP:.*]] = arith.ceildivsi
 // PINGPONG: arith.addi %[[K0]], %[[TRIP]]
 // PINGPONG: } partition warps(4) regs(232) {
-// PINGPONG: arith.cmpi eq, %{{.*}}, %c1_i32
+// PINGPONG: %[[G1:.*]] = tawa.pingpong.group : i32
+// PINGPONG: arith.cmpi eq, %{{.*}}, %[[G1]]
 // PINGPONG: tawa.pingpong.wait group 1
 // PINGPONG: tawa.pingpong.arrive group 1
 // PINGPONG-ONETILE: error: ping-pong consumers need a loop over tiles around the K loop (a persistent kernel)

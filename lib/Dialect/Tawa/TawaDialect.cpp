@@ -169,6 +169,17 @@ LogicalResult WarpSpecializeOp::verify() {
   return success();
 }
 
+LogicalResult PingPongGroupOp::verify() {
+  Region *partition = (*this)->getParentRegion();
+  while (partition && !isa<WarpSpecializeOp>(partition->getParentOp()))
+    partition = partition->getParentOp()->getParentRegion();
+  if (!partition || !partition->getParentOp()->hasAttr("tawa.pingpong") ||
+      (partition->getRegionNumber() != 1 && partition->getRegionNumber() != 2))
+    return emitOpError("must be in a consumer partition (1 or 2) of a "
+                       "tawa.warp_specialize with ping-pong consumers");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Lowered arefs
 //===----------------------------------------------------------------------===//

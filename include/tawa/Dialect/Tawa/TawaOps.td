@@ -134,6 +134,24 @@ def Tawa_PingPongWaitOp : Tawa_Op<"pingpong.wait", [
   let assemblyFormat = "`group` $group `turn` $turn attr-dict";
 }
 
+def Tawa_PingPongGroupOp : Tawa_Op<"pingpong.group", [Pure]> {
+  let summary = "which ping-pong consumer runs this program (0 or 1)";
+  let description = [{
+    In a partition of a `tawa.pingpong` warp_specialize: 0 in partition 1,
+    1 in partition 2. The consumers take the tiles whose count has this
+    value mod 2; naming the group through this op rather than a constant
+    keeps the two programs the same, so the CUDA emitter writes one program
+    for both (indexed by the running warp group).
+
+    ```mlir
+    %g = tawa.pingpong.group : i32
+    ```
+  }];
+  let results = (outs I32:$group);
+  let assemblyFormat = "attr-dict `:` type($group)";
+  let hasVerifier = 1;
+}
+
 def Tawa_PingPongArriveOp : Tawa_Op<"pingpong.arrive", [
     MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
   let summary = "hand the turn to the other ping-pong consumer";
