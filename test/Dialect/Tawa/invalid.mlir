@@ -268,3 +268,43 @@ tt.func @transposed_slot_shape(%s: i32) {
   %t = tawa.smem.slot %a[%s] transposed : memref<2x64x128xf8E4M3FN, 3> -> tensor<64x128xf8E4M3FN>
   tt.return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tawa.pingpong.group
+//===----------------------------------------------------------------------===//
+
+tt.func @pingpong_group_outside_warp_specialize() {
+  // expected-error @+1 {{'tawa.pingpong.group' op must be in a consumer partition (1 or 2) of a tawa.warp_specialize with ping-pong consumers}}
+  %g = tawa.pingpong.group : i32
+  tt.return
+}
+
+// -----
+
+tt.func @pingpong_group_in_producer() {
+  tawa.warp_specialize {tawa.pingpong}
+    partition warps(4) regs(40) {
+      // expected-error @+1 {{'tawa.pingpong.group' op must be in a consumer partition (1 or 2)}}
+      %g = tawa.pingpong.group : i32
+    }
+    partition warps(4) regs(232) {
+    }
+    partition warps(4) regs(232) {
+    }
+  tt.return
+}
+
+// -----
+
+tt.func @pingpong_group_without_pingpong() {
+  tawa.warp_specialize
+    partition warps(4) regs(40) {
+    }
+    partition warps(8) regs(232) {
+      // expected-error @+1 {{'tawa.pingpong.group' op must be in a consumer partition (1 or 2) of a tawa.warp_specialize with ping-pong consumers}}
+      %g = tawa.pingpong.group : i32
+    }
+  tt.return
+}

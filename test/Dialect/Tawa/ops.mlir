@@ -114,6 +114,30 @@ tt.func @full_register_file() {
   tt.return
 }
 
+// Ping-pong consumers: each names its group with tawa.pingpong.group, so
+// both partitions can hold the same program.
+// CHECK-LABEL: tt.func @pingpong_group
+// CHECK: } partition warps(4) regs(232) {
+// CHECK-NEXT: %{{.*}} = tawa.pingpong.group : i32
+// CHECK: } partition warps(4) regs(232) {
+// CHECK-NEXT: %{{.*}} = tawa.pingpong.group : i32
+tt.func @pingpong_group(%turn: i32) {
+  tawa.warp_specialize {tawa.pingpong}
+    partition warps(4) regs(40) {
+    }
+    partition warps(4) regs(232) {
+      %g = tawa.pingpong.group : i32
+      tawa.pingpong.wait group 0 turn %turn
+      tawa.pingpong.arrive group 0
+    }
+    partition warps(4) regs(232) {
+      %g = tawa.pingpong.group : i32
+      tawa.pingpong.wait group 1 turn %turn
+      tawa.pingpong.arrive group 1
+    }
+  tt.return
+}
+
 // A ring that stores its 8-bit tiles transposed: the producer transposes a
 // staged slot into it, the consumer views a slot as the tile's transpose.
 // CHECK-LABEL: tt.func @stored_transpose
