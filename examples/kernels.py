@@ -221,6 +221,50 @@ def attention_fwd_kt_kernel(q_desc, kt_desc, v_desc, o_desc, sm_scale, seq_len,
 # shape tawa's tests use; Triton's launcher would mark them ``tt.divisibility = 16`` too.
 # ---------------------------------------------------------------------------------------------
 
+@triton.jit
+def matmul_pointer_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                          stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                          GROUP_SIZE_M: tl.constexpr):
+    """C[M, N] = A[M, K] @ B[K, N] written the way most Triton GEMMs are: tiles addressed by
+    tensors of pointers (no descriptors), bounds masks on K and on the stored tile, pointer tiles
+    advanced by BLOCK_K every iteration, and the rows and columns of A and B past M and N wrapped
+    around with `%` (their products land in rows and columns the masked store drops). tawa turns
+    these loads and the store into TMA (-tawa-pointer-tile-descriptors). A Triton launch with
+    contiguous rows specializes the unit strides (stride_ak, stride_bn, stride_cn) to the
+    constant 1, as the table below does.
+    """
+    pid = tl.program_id(axis=0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    group_tiles = GROUP_SIZE_M * tiles_n
+    group = pid // group_tiles
+    group_row = group * GROUP_SIZE_M
+    group_height = min(tiles_m - group_row, GROUP_SIZE_M)
+    tile_m = group_row + ((pid % group_tiles) % group_height)
+    tile_n = (pid % group_tiles) // group_height
+
+    rows = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    cols = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    ks = tl.arange(0, BLOCK_K)
+    a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - step * BLOCK_K
+        a = tl.load(a_tile, mask=ks[None, :] < k_left, other=0.0)
+        b = tl.load(b_tile, mask=ks[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_tile += BLOCK_K * stride_ak
+        b_tile += BLOCK_K * stride_bk
+
+    out_rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    out_cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_tile = c_ptr + out_rows[:, None] * stride_cm + out_cols[None, :] * stride_cn
+    in_bounds = (out_rows[:, None] < M) & (out_cols[None, :] < N)
+    tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=in_bounds)
+
+
 def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
     return dict(
         kernel=matmul_kernel,
@@ -228,6 +272,22 @@ def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
         scalars={"M": "i32", "N": "i32", "K": "i32"},
         divisible_by_16=["M", "N", "K"],
         constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
+    )
+
+
+def _gemm_pointer(ty, bm, bn, bk, group_m=8, a_column_major=False):
+    # What a launch on row-major tensors with odd M, N, K and 16-byte aligned rows specializes:
+    # the pointers and row strides divisible by 16, the unit strides constant. With A
+    # column-major (A^T stored row-major), stride_am is the unit one and stride_ak the row stride.
+    a_unit, a_row = ("stride_am", "stride_ak") if a_column_major else ("stride_ak", "stride_am")
+    return dict(
+        kernel=matmul_pointer_kernel,
+        descriptors={},
+        scalars={"a_ptr": "*" + ty, "b_ptr": "*" + ty, "c_ptr": "*" + ty, "M": "i32", "N": "i32",
+                 "K": "i32", a_row: "i32", "stride_bk": "i32", "stride_cm": "i32"},
+        divisible_by_16=["a_ptr", "b_ptr", "c_ptr", a_row, "stride_bk", "stride_cm"],
+        constexprs={a_unit: 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn,
+                    "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
     )
 
 
@@ -280,6 +340,11 @@ EXAMPLES = {
     "gemm_fp16_128x128": _gemm("fp16", "fp16", 128, 128, 64),
     "gemm_bf16": _gemm("bf16", "bf16", 128, 256, 64),
     "gemm_fp8": _gemm("fp8e4nv", "fp16", 128, 256, 128),
+    # Tiles addressed by tensors of pointers (the most common Triton GEMM).
+    "gemm_ptr_fp16": _gemm_pointer("fp16", 128, 256, 64),
+    "gemm_ptr_fp16_128x128": _gemm_pointer("fp16", 128, 128, 64),
+    # The same source launched on a column-major A (an MN-major A operand).
+    "gemm_ptr_fp16_a_colmajor": _gemm_pointer("fp16", 128, 128, 64, a_column_major=True),
     "attn_fwd_fp16": _attention("fp16", "fp16", 128, 128, 128, False),
     "attn_fwd_fp16_causal": _attention("fp16", "fp16", 128, 128, 128, True),
     # Head dimension 64; 64 x 64 blocks (one consumer group) with the causal mask; the logsumexp

@@ -6,6 +6,8 @@
 #   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
 #   SUITE_ONLY=attention scripts/gpu-suite.sh   # build + the attention steps only
 #   SUITE_ONLY=python scripts/gpu-suite.sh      # the tawa.jit steps only (no build)
+#   SUITE_ONLY=kernels scripts/gpu-suite.sh     # build + the compiled GEMM-family kernels only:
+#                                               # correctness, sanitizers, GEMM and pointer benches
 # Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
 # labelled gpu, compute-sanitizer (racecheck, synccheck, memcheck) on small
 # cases, the Python correctness checks and the GEMM benchmark against cuBLAS.
@@ -83,11 +85,13 @@ export TAWA_CACHE_DIR=$B/nvrtc-cache
 export TAWA_RUNTIME_LIB=$B/lib/Runtime/libtawa_runtime.so
 export PYTHONUNBUFFERED=1
 
-# SUITE_ONLY=NAME runs one group of steps (gemm, attention, python); unset, all.
+# SUITE_ONLY=NAME runs one group of steps (gemm, kernels, attention, python);
+# unset, all. `kernels` is the compiled-kernel part of `gemm` without the
+# runtime's own tests and the long tuning and family benchmarks.
 want() { [ -z "${SUITE_ONLY:-}" ] || [ "$SUITE_ONLY" = "$1" ]; }
 
 # The python group needs no build: the installed wheel brings its own runtime.
-if want gemm || want attention; then
+if want gemm || want kernels || want attention; then
 step configure 120 cmake -G Ninja -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release \
   -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF \
   -DTAWA_ENABLE_RUNTIME=ON -DTAWA_ENABLE_CUDA_TESTS=ON -DTAWA_ENABLE_SCHEDULER=OFF \
@@ -99,7 +103,8 @@ KS=256,512,1024,2048,4096,8192,16384
 [ -n "${SUITE_QUICK:-}" ] && KS=256,1024,4096,16384
 RESULTS=$B/bench-results
 rm -rf "$RESULTS" "$B"/family-*.json
-rm -f "$B"/attention-*.json "$B"/attention-table.txt "$B"/jit-suite.json "$B"/jit-table.txt
+rm -f "$B"/attention-*.json "$B"/attention-table.txt "$B"/jit-suite.json "$B"/jit-table.txt \
+  "$B"/pointer-gemm.json
 mkdir -p "$B"
 if want gemm; then
 # With enable_testing() at the top level one ctest run sees every test;
@@ -133,7 +138,9 @@ step "python gemm_ref --small (traced)" 120 env TAWA_RUNTIME_TRACE=1 python3 ben
   --metadata "$B/gpu/ref_gemm.json" --small
 step "python gemm_ref (check + bench)" 240 python3 bench/gemm_ref.py \
   --metadata "$B/gpu/ref_gemm.json" --ks $KS --results-dir "$RESULTS"
+fi
 
+if want gemm || want kernels; then
 # Kernels compiled by tawac (here there is no MLIR: gpu/compiled/make_kernels.py
 # wrote them on the development machine into build-kernels/, carried along).
 KERNELS=${SUITE_KERNELS:-$ROOT/build-kernels}
@@ -165,6 +172,10 @@ if [ -f "$MANIFEST" ]; then
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
     --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
     --plot "$RESULTS/gemm-ksweep.png"
+  # GEMMs written with tensors of pointers (the tutorial style), M = N = K = 8192.
+  step "bench pointer GEMMs (tawa/Triton/cuBLAS)" 150 python3 bench/pointer_gemm_bench.py \
+    --manifest "$MANIFEST" --json "$B/pointer-gemm.json"
+  if want gemm; then
   # The optimal schedule and each MMA depth alone against the defaults,
   # interleaved rounds, cuBLAS alongside (2-CTA clusters, measured slower in
   # runs 8-10, with --only C2).
@@ -186,6 +197,7 @@ if [ -f "$MANIFEST" ]; then
   # Batched, grouped and the fp16 GEMM back to back: power, SM clock, throttle reasons.
   step "sustained batched/grouped (power)" 90 python3 bench/sustained_family.py \
     --manifest "$MANIFEST" --seconds 2
+  fi
 else
   note "=== compiled kernels: no $MANIFEST (run gpu/compiled/make_kernels.py where tawac builds)"
   ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "compiled kernels" "FAIL(missing)" - 0)")
@@ -260,6 +272,7 @@ if [ -n "$OUT" ]; then
   [ -f "$RESULTS/gemm-ksweep.png" ] && cp "$RESULTS/gemm-ksweep.png" "$OUT/"
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
   [ -f "$B/tune.json" ] && cp "$B/tune.json" "$OUT/"
+  [ -f "$B/pointer-gemm.json" ] && cp "$B/pointer-gemm.json" "$OUT/"
   for f in "$B"/family-*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
   [ -f "$B/attention-bench.json" ] && cp "$B/attention-bench.json" "$OUT/"
   [ -f "$B/attention.png" ] && cp "$B/attention.png" "$OUT/"

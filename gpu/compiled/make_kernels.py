@@ -43,7 +43,16 @@ KERNELS = {
     "examples/gemm_bf16": (os.path.join(EXAMPLES, "gemm_bf16.ttir"), "gemm"),
     "examples/gemm_fp16_128x128": (os.path.join(EXAMPLES, "gemm_fp16_128x128.ttir"), "gemm"),
     "examples/gemm_fp8": (os.path.join(EXAMPLES, "gemm_fp8.ttir"), "gemm"),
+    # Tiles addressed by tensors of pointers (-tawa-pointer-tile-descriptors).
+    "examples/gemm_ptr_fp16": (os.path.join(EXAMPLES, "gemm_ptr_fp16.ttir"), "pointer_gemm_128x256"),
+    "examples/gemm_ptr_fp16_128x128": (os.path.join(EXAMPLES, "gemm_ptr_fp16_128x128.ttir"), "pointer_gemm_128x128"),
+    "examples/gemm_ptr_fp16_a_colmajor": (os.path.join(EXAMPLES, "gemm_ptr_fp16_a_colmajor.ttir"),
+                                          "pointer_gemm_a_colmajor_128x128"),
 }
+
+# The pointer-tile kernels build the defaults and a few variants, not the
+# whole sweep of the descriptor GEMMs they share their code paths with.
+POINTER_CONFIGS = {"default", "D3P1", "D4P1", "NP", "OPT", "PP", "NOPP"}
 
 
 def configs(sweep):
@@ -151,13 +160,15 @@ def kernel_jobs(sweep):
     jobs = []
     for kid, (ttir, workload) in KERNELS.items():
         for name, options in configs(sweep):
+            if "gemm_ptr" in kid and name not in POINTER_CONFIGS:
+                continue
             # One consumer group cannot hold a 128 x 256 accumulator in
             # registers; the G1 variant is only built where it fits.
             if name in ("G1", "G1NP") and "128x128" not in kid:
                 continue
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
-            small_tiles = any(t in kid for t in ("128x128", "batched", "grouped", "bias_relu"))
+            small_tiles = any(t in kid for t in ("128x128", "colmajor", "batched", "grouped", "bias_relu"))
             if (name.startswith("PP") or name.startswith("D6") or name.startswith("NOPP")) and not small_tiles:
                 continue
             # Paired by default, the batched and bias samples' slots hold

@@ -180,12 +180,45 @@ def run_grouped(k, m, n, kk, gen, groups=3):
     return out, ref, True, ("f16", "f16")
 
 
+def run_pointer_gemm(k, m, n, kk, gen, tile=(128, 128), a_column_major=False):
+    """C = A B with A (M x K) and B (K x N) row-major, addressed by tensors of
+    pointers (examples/kernels.py, matmul_pointer_kernel): arguments are the
+    pointers, M, N, K and the row strides Triton did not specialize to 1; rows
+    padded to 16 bytes, C NaN-poisoned with a padding chunk that must stay
+    untouched; one program per BM x BN tile (the pointer kernel's metadata
+    has no descriptor boxes to read the tile from: the workload names it).
+    With `a_column_major`, A is stored as A^T (K x M) row-major."""
+    dt = torch.float16
+
+    # Row strides a multiple of 16 elements, as the kernel's specialization
+    # (tt.divisibility = 16 on the strides) promises.
+    def rand16(rows, cols):
+        storage = torch.empty(rows, cdiv(cols, 16) * 16, dtype=dt, device="cuda")
+        view = storage[:, :cols]
+        view.copy_(torch.randn(rows, cols, device="cuda", generator=gen).to(dt))
+        return view, view.float()
+
+    a_store, a32 = rand16(kk, m) if a_column_major else rand16(m, kk)
+    b, b32 = rand16(kk, n)
+    c_storage = torch.full((m, cdiv(n, 16) * 16 + 16), float("nan"), dtype=dt, device="cuda")
+    c, cst = c_storage[:, :n], c_storage
+    a_ref = a32.T if a_column_major else a32
+    args = [a_store, b, c, m, n, kk, a_store.stride(0), b.stride(0), c.stride(0)]
+    k.kernel(*args, grid=(cdiv(m, tile[0]) * cdiv(n, tile[1]),))
+    torch.cuda.synchronize()
+    return c, a_ref @ b32, untouched(cst, c), ("f16", "f16")
+
+
 RUNNERS = {
     "gemm": run_gemm,
     "persistent": run_persistent,
     "batched": run_batched,
     "bias_relu": run_bias_relu,
     "grouped": run_grouped,
+    "pointer_gemm_128x256": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 256)),
+    "pointer_gemm_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 128)),
+    "pointer_gemm_a_colmajor_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(
+        k, m, n, kk, gen, (128, 128), a_column_major=True),
 }
 
 

@@ -278,8 +278,7 @@ std::string ProgramExecutor::taskName(const Task &t) const {
     return "kernel body";
   if (t.group >= 0)
     return "partition " + std::to_string(t.partition) + " group " +
-           std::to_string(t.group) + " (" + std::to_string(t.warps) +
-           " warps)";
+           std::to_string(t.group) + " (" + std::to_string(t.warps) + " warps)";
   return "partition " + std::to_string(t.partition) + " (" +
          std::to_string(t.warps) + " warps)";
 }
@@ -831,8 +830,8 @@ Step ProgramExecutor::warpSpecialize(Task &t, WarpSpecializeOp op) {
       });
       auto &runs = turnRuns[&region];
       if (!runs)
-        runs = std::make_unique<IssueTurnRuns>(
-            findIssueTurnRuns(region, groups));
+        runs =
+            std::make_unique<IssueTurnRuns>(findIssueTurnRuns(region, groups));
       result.cooperativeGroups = std::max(result.cooperativeGroups, groups);
       for (int g = 0; g < groups; ++g) {
         Task &child = newTask(&t, static_cast<int>(i), 4, body);
@@ -936,10 +935,10 @@ Step ProgramExecutor::arefConsumed(Task &t, ArefConsumedOp op) {
   const ArefRing::Slot &slot = ring.slot(slotIndex);
   unsigned reader = t.reader();
   if (!slot.holds(reader))
-    return violation("consumed-not-borrowed",
-                     describeOp(op) + " in " + taskName(t) + " on " +
-                         describeRing(ring) + ": " +
-                         ring.consumed(k, op, reader));
+    return violation("consumed-not-borrowed", describeOp(op) + " in " +
+                                                  taskName(t) + " on " +
+                                                  describeRing(ring) + ": " +
+                                                  ring.consumed(k, op, reader));
   if (slot.position != k)
     return violation("wrong-position", describeOp(op) + " in " + taskName(t) +
                                            " on " + describeRing(ring) + ": " +

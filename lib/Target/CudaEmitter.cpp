@@ -42,8 +42,7 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   if (!pingpong)
     planDeferredEpilogue(op);
 
-  op.getPartitions()[0].walk(
-      [&](SmemTransposeOp) { producerAllWarps = true; });
+  op.getPartitions()[0].walk([&](SmemTransposeOp) { producerAllWarps = true; });
   if (producerAllWarps && !deviceMaps.empty())
     return error(op) << "a kernel that builds tensor maps on the device "
                         "cannot also store tiles transposed";
@@ -250,10 +249,10 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       p.block.assign(block.getShape().begin(), block.getShape().end());
       // Loads move the tile as boxes of 128-byte rows (emitOp, TmaLoadOp);
       // stores move 64-row x 64-column boxes (one fragment's slice each).
-      p.box = {block.getShape()[0],
-               std::min<int64_t>(block.getShape()[1],
-                                 kSwizzleBytes /
-                                     elemBytes(block.getElementType()))};
+      p.box = {
+          block.getShape()[0],
+          std::min<int64_t>(block.getShape()[1],
+                            kSwizzleBytes / elemBytes(block.getElementType()))};
       bool stored = llvm::any_of(arg.getUsers(), [](Operation *u) {
         return isa<tt::DescriptorStoreOp>(u);
       });
@@ -360,8 +359,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   // warp (the producer's, or one per consumer group).
   bool producerMaps = false;
   WalkResult mapWalk = ws.walk([&](tt::MakeTensorDescOp make) {
-    bool inProducer =
-        ws.getPartitions()[0].isAncestor(make->getParentRegion());
+    bool inProducer = ws.getPartitions()[0].isAncestor(make->getParentRegion());
     RankedTensorType block =
         cast<tt::TensorDescType>(make.getType()).getBlockType();
     Type elem = block.getElementType();
@@ -369,12 +367,11 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     m.slot = deviceMapSlots;
     deviceMapSlots += inProducer ? 1 : totalGroups;
     producerMaps |= inProducer;
-    m.elem = elem.isF16()    ? "F16"
-             : elem.isBF16() ? "BF16"
-             : elem.isF32()  ? "F32"
-             : isa<Float8E4M3FNType>(elem)
-                 ? "U8"
-                 : "";
+    m.elem = elem.isF16()                  ? "F16"
+             : elem.isBF16()               ? "BF16"
+             : elem.isF32()                ? "F32"
+             : isa<Float8E4M3FNType>(elem) ? "U8"
+                                           : "";
     bool stored = false, loaded = false;
     for (Operation *u : make->getUsers()) {
       stored |= isa<tt::DescriptorStoreOp>(u);
@@ -590,7 +587,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
     json << "    {\"name\": \"" << p.name << "\", \"kind\": \"" << p.kind
          << "\"";
     if (p.kind == "num_programs")
-      json << ", \"axis\": \"" << "xyz"[p.axis] << "\"";
+      json << ", \"axis\": \""
+           << "xyz"[p.axis] << "\"";
     if (p.kind == "tensormap") {
       json << ", \"dtype\": \"" << p.dtype << "\", \"box\": [";
       llvm::interleaveComma(p.box, json);
@@ -609,8 +607,7 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
       json << (i ? ", " : "") << d;
     json << "]";
   }
-  json
-       << ", \"consumer_groups\": " << md.consumerGroups
+  json << ", \"consumer_groups\": " << md.consumerGroups
        << ", \"persistent\": " << (md.programsGrid ? "true" : "false")
        << ", \"pingpong\": " << (md.pingpong ? "true" : "false")
        << ", \"cluster\": " << md.cluster;

@@ -156,8 +156,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return emitARegConversion(op);
   if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
     // An accumulator converted for a TMA store is staged by the store.
-    if (isa<RankedTensorType>(trunc.getType()) &&
-        !trunc->use_empty() &&
+    if (isa<RankedTensorType>(trunc.getType()) && !trunc->use_empty() &&
         llvm::all_of(trunc->getUsers(), [](Operation *u) {
           return isa<tt::DescriptorStoreOp>(u);
         })) {
@@ -206,9 +205,8 @@ LogicalResult Emitter::assignYield(ValueRange yielded,
     }
     if (auto carried = regs.find(target); carried != regs.end()) {
       const Reg into = carried->second;
-      FailureOr<Reg> tmp = declareReg(into.lay,
-                                      cast<RankedTensorType>(v.getType()), op,
-                                      "next");
+      FailureOr<Reg> tmp =
+          declareReg(into.lay, cast<RankedTensorType>(v.getType()), op, "next");
       if (failed(tmp) || failed(emitRegCopy(*tmp, v, op)))
         return failure();
       arrayMoves.push_back({into, *tmp});
@@ -278,8 +276,7 @@ LogicalResult Emitter::emitFor(scf::ForOp op) {
                               "from a converted tile";
         ARegTile carried = init_->second;
         carried.array = fresh("carried");
-        line() << "uint32_t " << carried.array << aRegShape(carried)
-               << ";\n";
+        line() << "uint32_t " << carried.array << aRegShape(carried) << ";\n";
         emitARegCopy(carried, init_->second);
         aRegs[arg] = carried;
         aRegs[res] = carried;
@@ -424,8 +421,8 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
   hoistedAccs = &hoisted;
   if (failed(emitBlock(*op.thenBlock())) ||
       failed(fillTensorResults(op.thenYield())) ||
-      failed(assignYield(scalarYields(op.thenYield()), vars, scalarResults,
-                         op)))
+      failed(
+          assignYield(scalarYields(op.thenYield()), vars, scalarResults, op)))
     return failure();
   hoistedAccs = nullptr;
   --indent;
@@ -441,8 +438,8 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
     reusableAccs = hoisted;
     if (failed(emitBlock(*op.elseBlock())) ||
         failed(fillTensorResults(op.elseYield())) ||
-        failed(assignYield(scalarYields(op.elseYield()), vars, scalarResults,
-                           op)))
+        failed(
+            assignYield(scalarYields(op.elseYield()), vars, scalarResults, op)))
       return failure();
     --indent;
   }

@@ -35,8 +35,7 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     else
       line();
     body << "mbarrierWait(&pingpongOrder[" << wait.getGroup() << "], "
-         << (wait.getGroup() == 0 ? "(" + turn + " - 1)" : turn)
-         << " & 1);\n";
+         << (wait.getGroup() == 0 ? "(" + turn + " - 1)" : turn) << " & 1);\n";
     return success();
   }
   if (auto arrive = dyn_cast<PingPongArriveOp>(op)) {
@@ -81,8 +80,8 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
       if (!lastProducerWait || lastProducerWait.getSlot() != tx.getSlot())
         return error(op) << "internal error: expect_tx without the empty "
                             "wait of its put";
-      line() << fb->second.name << "[" << lookup(tx.getSlot()) << "] = "
-             << lookup(lastProducerWait.getParity()) << " ^ 1;\n";
+      line() << fb->second.name << "[" << lookup(tx.getSlot())
+             << "] = " << lookup(lastProducerWait.getParity()) << " ^ 1;\n";
     }
     return success();
   }
@@ -178,8 +177,8 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
         for (int64_t r = 0; r < 2; ++r) {
           line() << "  if (leader)\n";
           line() << "    tmaLoad2D(" << dst << " + "
-                 << j * rows * kSwizzleBytes + r * half * kSwizzleBytes
-                 << ", " << descRef(load.getDesc()) << ", " << bar << ", "
+                 << j * rows * kSwizzleBytes + r * half * kSwizzleBytes << ", "
+                 << descRef(load.getDesc()) << ", " << bar << ", "
                  << lookup(load.getIndices()[1]) << " + " << j * boxInner
                  << ", " << lookup(load.getIndices()[0]) << " + " << r * half
                  << ");\n";
@@ -236,9 +235,9 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
                           "multiples of 128 bytes, got "
                        << shape[1] << " x " << shape[2];
     line() << "if (warpInGroup() != 0)\n";
-    line() << "  transposeTileB8Sw128<" << shape[1] << ", " << shape[2]
-           << ">(" << src->second.name << " + " << lookup(transpose.getSlot())
-           << " * " << src->second.stride << ", " << dst->second.name << " + "
+    line() << "  transposeTileB8Sw128<" << shape[1] << ", " << shape[2] << ">("
+           << src->second.name << " + " << lookup(transpose.getSlot()) << " * "
+           << src->second.stride << ", " << dst->second.name << " + "
            << lookup(transpose.getSlot()) << " * " << dst->second.stride
            << ", warpInGroup() - 1, kProducerWarps - 1);\n";
     return success();
@@ -258,9 +257,8 @@ LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
   if (!matchPattern(op.getStrides()[1], m_ConstantInt(&one)) || one != 1)
     return error(op) << "the innermost stride of a tensor descriptor must be "
                         "the constant 1";
-  Type elem = cast<tt::TensorDescType>(op.getType())
-                  .getBlockType()
-                  .getElementType();
+  Type elem =
+      cast<tt::TensorDescType>(op.getType()).getBlockType().getElementType();
   std::string map = fresh("tmap");
   std::string args =
       map + ", descStaging + " +
@@ -273,8 +271,8 @@ LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
                      std::to_string(m.box[1]) + ", " +
                      std::to_string(m.box[0]) + ">(" + args + ");\n";
   if (region == Region::Producer) {
-    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
-           << m.slot << "];\n";
+    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()][" << m.slot
+           << "];\n";
     line() << "// TMA loads still in flight may read the map being replaced: "
               "wait for\n";
     line() << "// the last fill of every slot first.\n";
@@ -288,8 +286,8 @@ LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
     line() << "if (leader)\n";
     line() << "  tensorMapAcquire(" << map << ");\n";
   } else if (region == Region::Consumer) {
-    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()]["
-           << m.slot << " + wg];\n";
+    line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()][" << m.slot
+           << " + wg];\n";
     line() << "if (tid < 32) {\n";
     line() << "  // Stores through the map being replaced must be done.\n";
     line() << "  if (tid == 0)\n";

@@ -177,21 +177,26 @@ LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
   // of an [N, K] slot, MN-major when the slot itself is [K, N] (16-bit
   // types only: fp8 wgmma reads K-major operands).
   bool bKMajor = tb.transposed;
-  int64_t k = ta.type.getShape()[1];
+  // A is MN-major when it is the transpose of a [K, M] slot (a tile
+  // contiguous along M): boxes of K rows x 64 columns, one per 64-row
+  // fragment for 16-bit types.
+  bool aMNMajor = ta.transposed;
+  int64_t k = ta.type.getShape()[aMNMajor ? 0 : 1];
+  int64_t aRows = ta.type.getShape()[aMNMajor ? 1 : 0];
   int64_t bK = bKMajor ? tb.type.getShape()[1] : tb.type.getShape()[0];
   int64_t bN = bKMajor ? tb.type.getShape()[0] : tb.type.getShape()[1];
-  if (ta.transposed)
-    return error(op) << "an MN-major (transposed) A operand is not supported";
+  if (aMNMajor && fp8)
+    return error(op) << "fp8 products need a K-major A operand (A stored as "
+                        "[M, K])";
   if (!bKMajor && fp8)
     return error(op) << "fp8 products need a K-major B operand (B stored as "
                         "[N, K] and transposed in the kernel)";
   if (bK != k || (k * eb) % kSwizzleBytes != 0)
     return error(op) << "operand tiles must share K, a multiple of 128 bytes";
-  if (ta.type.getShape()[0] != acc.frags * 64 * groups || bN != acc.cols)
+  if (aRows != acc.frags * 64 * groups || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
   int64_t mmaK = fp8 ? 32 : 16;
   int64_t kBytes = mmaK * eb;
-  int64_t aRows = ta.type.getShape()[0];
   // K-major tiles are boxes of 128-byte rows along K: step kk starts in box
   // (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row.
   int64_t stepsPerBox = kSwizzleBytes / kBytes;
@@ -200,14 +205,21 @@ LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
   line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
   line() << "#pragma unroll\n";
   line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
-  line() << "    const uint64_t descA = descAdvance(descKMajorSw128(" << ta.ptr
-         << " + (kk / " << stepsPerBox << ") * " << aRows * kSwizzleBytes
-         << " + (cg * " << acc.frags << " + f) * " << 64 * kSwizzleBytes
-         << "), (kk % " << stepsPerBox << ") * " << kBytes << ");\n";
+  if (aMNMajor)
+    line() << "    const uint64_t descA = descAdvance(descMNMajorSw128("
+           << ta.ptr << " + (cg * " << acc.frags << " + f) * "
+           << k * kSwizzleBytes << ", " << k * kSwizzleBytes << "), kk * "
+           << mmaK * kSwizzleBytes << ");\n";
+  else
+    line() << "    const uint64_t descA = descAdvance(descKMajorSw128("
+           << ta.ptr << " + (kk / " << stepsPerBox << ") * "
+           << aRows * kSwizzleBytes << " + (cg * " << acc.frags << " + f) * "
+           << 64 * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
+           << kBytes << ");\n";
   emitBDescriptor(tb, bKMajor, bN, k, mmaK, kBytes);
-  line() << "    wgmmaSS<" << acc.cols << ", " << *mma << ", 0, "
-         << (bKMajor ? 0 : 1) << ">(" << acc.name << "[f], descA, descB, "
-         << scaleD << ");\n";
+  line() << "    wgmmaSS<" << acc.cols << ", " << *mma << ", "
+         << (aMNMajor ? 1 : 0) << ", " << (bKMajor ? 0 : 1) << ">(" << acc.name
+         << "[f], descA, descB, " << scaleD << ");\n";
   line() << "  }\n";
   line() << "}\n";
   line() << "wgmmaCommit();\n";
@@ -308,8 +320,8 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
   auto c0 = dyn_cast<BlockArgument>(first.getC());
   auto c1 = dyn_cast<BlockArgument>(second.getC());
   auto acc1It = accs.find(second.getC());
-  if (!c0 || !c1 || c0.getOwner() != c1.getOwner() ||
-      acc1It == accs.end() || !second.getC().hasOneUse())
+  if (!c0 || !c1 || c0.getOwner() != c1.getOwner() || acc1It == accs.end() ||
+      !second.getC().hasOneUse())
     return false;
   const Acc acc1 = acc1It->second;
   auto lazy0 = lazyZero.find(acc0.name), lazy1 = lazyZero.find(acc1.name);

@@ -415,9 +415,9 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
         Value trips = skippedPositions(group, eb, loc);
         if (!trips)
           return;
-        skipped = skipped ? arith::AddIOp::create(eb, loc, skipped, trips)
-                                .getResult()
-                          : trips;
+        skipped =
+            skipped ? arith::AddIOp::create(eb, loc, skipped, trips).getResult()
+                    : trips;
       }
       yields.push_back(arith::AddIOp::create(eb, loc, before[r], skipped));
     }
@@ -431,7 +431,7 @@ void Distributor::cloneTileBody(Block &src, OpBuilder &b, int32_t p) {
 /// Ring positions one tile's run of `group`'s loads takes: 1 for loads in
 /// the tile loop itself, else its K loop's trip count (null after an error).
 Value Distributor::skippedPositions(ArefGroup &group, OpBuilder &eb,
-                                   Location loc) {
+                                    Location loc) {
   Operation *parent = group.loads.front()->getParentOp();
   if (parent == tileLoop)
     return arith::ConstantIntOp::create(eb, loc, 1, 32);

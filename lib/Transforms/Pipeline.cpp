@@ -16,6 +16,9 @@ void addSupportedSubsetCheck(OpPassManager &pm) {
 void addProgramPasses(OpPassManager &pm,
                       const WarpSpecializationOptions &options) {
   OpPassManager &funcPm = pm.nest<tt::FuncOp>();
+  // Tiles addressed by tensors of pointers become TMA loads first: every
+  // later pass sees descriptors.
+  funcPm.addPass(createPointerTileDescriptors());
   if (options.tileSwizzle > 1) {
     TileSwizzleOptions swizzle;
     swizzle.groupRows = options.tileSwizzle;

@@ -237,6 +237,40 @@ def MmaPipeline : Pass<"tawa-mma-pipeline", "::tawa::tt::FuncOp"> {
   ];
 }
 
+def PointerTileDescriptors
+    : Pass<"tawa-pointer-tile-descriptors", "::tawa::tt::FuncOp"> {
+  let summary = "turn tile loads and stores through tensors of pointers into TMA";
+  let description = [{
+    A 2-D `tt.load` or `tt.store` whose addresses are
+    base + (s0 + i0) * stride0 + (s1 + i1) * stride1 — index vectors
+    `splat(s) + make_range`, expanded, scaled by a scalar or constant stride,
+    added to a splatted kernel-argument pointer; inside an `scf.for` (lower
+    bound 0, constant step) possibly a loop-carried tile advanced by a uniform
+    `tt.addptr` each iteration — becomes a `tt.descriptor_load` /
+    `tt.descriptor_store` at coordinates (s0, s1) of a
+    `tt.make_tensor_descriptor` created once at the function's entry, with
+    the stride-1 dimension inner (a tile contiguous along its rows is loaded
+    as its transpose and `tt.trans`-posed back).
+
+    The descriptor's extent along a dimension comes from the mask: a
+    conjunction of `index < bound` per dimension (other = 0, TMA's
+    out-of-bounds fill) gives extent = start + bound - index start, which must
+    be the same for every tile and iteration (made of kernel arguments). An
+    index vector reduced `% bound` (the tutorial's rows past M) gets extent
+    `bound`: those rows read zeros instead of wrapped-around rows, which is
+    only accepted when every pointer store of the kernel is masked. An
+    unmasked dimension has no bound (extent 2^31 - 1). TMA needs the base
+    16-byte aligned and the row stride a multiple of 16 bytes: both must be
+    kernel arguments with `tt.divisibility = 16` (Triton's default
+    specialization) or constants.
+
+    Accesses it cannot prove affine are left alone; a 2-D load that feeds a
+    `tt.dot` and cannot be rewritten is an error at its line, with the
+    reason. Pointer tiles nothing reads afterwards (loop-carried ones
+    included) are removed.
+  }];
+}
+
 def MaskedLoopSplit : Pass<"tawa-masked-loop-split", "::tawa::tt::FuncOp"> {
   let summary = "split a loop whose mask selects everything on a prefix of its iterations";
   let description = [{
