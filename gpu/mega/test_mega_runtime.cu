@@ -10,6 +10,7 @@
 // overhead: a step of empty tasks.
 //
 //   test_mega_runtime [--inputs DIR] [--quick] [--trace-csv FILE] [--reps N]
+//                     [--only-overhead]
 #include "../tests/common.cuh"
 #include "synthetic_tasks.cuh"
 #include "tawa/Mega/DecodeGraph.h"
@@ -392,7 +393,7 @@ void watchdogCase(const std::string &name, const DeviceTables &tables,
 
 int main(int argc, char **argv) {
   std::string inputs = TAWA_MEGA_INPUTS, traceCsv;
-  bool quick = false;
+  bool quick = false, onlyOverhead = false;
   int reps = 20;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -404,10 +405,12 @@ int main(int argc, char **argv) {
       reps = std::atoi(argv[++i]);
     else if (a == "--quick")
       quick = true;
+    else if (a == "--only-overhead")
+      onlyOverhead = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--inputs DIR] [--quick] "
-                   "[--trace-csv FILE] [--reps N]\n",
+                   "[--trace-csv FILE] [--reps N] [--only-overhead]\n",
                    argv[0]);
       return 2;
     }
@@ -428,7 +431,9 @@ int main(int argc, char **argv) {
     int64_t batch, maxSeq;
   };
   std::vector<Case> cases = {{"qwen3-tiny", 3, 600}};
-  if (!quick)
+  if (onlyOverhead)
+    cases.clear();
+  else if (!quick)
     for (const char *m : {"qwen3-0.6b", "qwen3-8b"})
       for (int64_t b : {1, 16})
         for (int64_t s : {512, 4096})
@@ -477,7 +482,7 @@ int main(int argc, char **argv) {
   }
 
   // 2. Watchdog: an unsatisfiable AOT event, and an unsatisfiable JIT event.
-  {
+  if (!onlyOverhead) {
     Planned p;
     std::string error;
     DeviceTables tables;

@@ -26,6 +26,13 @@ for p in "${pids[@]}"; do wait "$p" || build=1; done
 nvcc "${nvcc_flags[@]}" -Xptxas -v -DTAWA_MEGA_INPUTS="\"$root/test/Mega/Inputs\"" \
   -o "$bin/test_mega_runtime" "$root/gpu/mega/test_mega_runtime.cu" "$bin"/*.o "${link[@]}" \
   2>"$out/ptxas.log" || { build=1; cat "$out/ptxas.log"; }
+# A baseline runtime (an include tree of an earlier commit in
+# $root/baseline-include) is timed in the same call for comparison.
+if [ -d "$root/baseline-include" ]; then
+  nvcc -I"$root/baseline-include" "${nvcc_flags[@]}" \
+    -o "$bin/test_mega_runtime_baseline" "$root/gpu/mega/test_mega_runtime.cu" \
+    "$bin"/*.o "${link[@]}" || build=1
+fi
 [ "$build" = 0 ] || { echo "BUILD FAILED"; exit 1; }
 grep -E "registers|spill" "$out/ptxas.log" | sort | uniq -c | head
 
@@ -37,5 +44,9 @@ done
 echo "== test_mega_runtime"
 timeout 240 "$bin/test_mega_runtime" --trace-csv "$out/trace-qwen3-8b-b1-s4096.csv" ||
   { echo "EXIT $? test_mega_runtime"; status=1; }
+if [ -x "$bin/test_mega_runtime_baseline" ]; then
+  echo "== baseline runtime (overhead only)"
+  timeout 120 "$bin/test_mega_runtime_baseline" --only-overhead || status=1
+fi
 echo "mega device run: status $status"
 exit $status
