@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Mega/DecodeGraph.h"
+#include "tawa/Mega/DeviceTables.h"
 #include "tawa/Mega/ModelConfig.h"
 #include "tawa/Mega/Passes.h"
 #include "tawa/Mega/Simulator.h"
@@ -15,7 +16,9 @@
 #include "tawa/Mega/TextFormat.h"
 #include "tawa/Mega/Verifier.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -40,6 +43,8 @@ Commands:
   opt         parse a printed tGraph, verify it, run passes on it, print it
   simulate    run a tGraph on the CPU simulation of the runtime, in random
               orders, and check it
+  lower       lower a linear tGraph to the device tables the persistent
+              kernel reads (task and event descriptors, worker queues)
   passes      list the passes
 
 'tawa-mega COMMAND --help' describes a command's options.
@@ -101,6 +106,25 @@ Options:
                        tile-deps on, and check that all give the same values
   --no-order-check     check values only, not the start order (to test the
                        data check)
+  --batch, --max-seq, --sms, --no-prune   as for 'tawa-mega plan'
+)";
+
+const char *kLowerUsage =
+    R"(usage: tawa-mega lower (FILE | --model CONFIG.json [plan options]) [options]
+
+Lowers the linear tGraph in FILE, or the planned graph of CONFIG.json, to the
+device tables of the persistent kernel (docs/MEGAKERNEL.md, "Device tables"):
+16-byte task and event descriptors, AOT worker queues (round-robin in id
+order), JIT classification, and each task's tile producers. Packs them,
+reads the blob back (validating it) and prints a summary of what was read.
+
+Options:
+  --workers W          worker CTAs the AOT tasks are spread over, 1..4096
+                       (default 128: 132 SMs minus 4 scheduler SMs)
+  --no-producers       leave out the tile-producer lists (only the synthetic
+                       tasks' dependency check reads them)
+  --dump               print every event, task and queue instead of the summary
+  -o FILE              write the packed tables to FILE
   --batch, --max-seq, --sms, --no-prune   as for 'tawa-mega plan'
 )";
 
@@ -442,6 +466,89 @@ int simulateCommand(int argc, char **argv) {
   return 0;
 }
 
+/// Counts a reader of the tables cares about: sizes, the spread of the AOT
+/// queues, and the longest dependency chain.
+void printTablesSummary(const DeviceTables &t, std::ostream &os) {
+  const TablesHeader &h = t.header;
+  os << "tables tasks=" << h.numTasks << " events=" << h.numEvents
+     << " ops=" << h.numOps << " workers=" << h.numWorkers
+     << " aot=" << h.numAotTasks << " jit=" << h.numJitTasks
+     << " jit-events=" << h.numJitEvents
+     << " producer-edges=" << h.numProducerEdges << " bytes=" << h.totalBytes
+     << "\n";
+  uint32_t lo = UINT32_MAX, hi = 0, empty = 0;
+  for (uint32_t w = 0; w < h.numWorkers; ++w) {
+    uint32_t n = t.aotOffsets[w + 1] - t.aotOffsets[w];
+    lo = std::min(lo, n);
+    hi = std::max(hi, n);
+  }
+  for (const TaskDesc &d : t.tasks)
+    empty += d.kind == kEmptyTaskKind ? 1 : 0;
+  os << "aot-queue-length min=" << lo << " max=" << hi << "\n";
+  os << "empty-tasks=" << empty
+     << " critical-path-tasks=" << criticalPathTasks(t) << "\n";
+}
+
+int lowerCommand(int argc, char **argv) {
+  Args args =
+      parseArgs(argc, argv, 2,
+                {"--model", "--batch", "--max-seq", "--sms", "--workers", "-o"},
+                {"--no-prune", "--no-producers", "--dump"});
+  if (args.help) {
+    std::cout << kLowerUsage;
+    return 0;
+  }
+  PlanRequest req;
+  LoweringOptions lowering;
+  bool dump = false;
+  std::string outPath;
+  for (auto &[name, value] : args.options) {
+    if (takePlanOption(name, value, req))
+      continue;
+    if (name == "--workers")
+      lowering.workers = static_cast<unsigned>(parseInt(name, value, 1, 4096));
+    else if (name == "--no-producers")
+      lowering.producers = false;
+    else if (name == "--dump")
+      dump = true;
+    else if (name == "-o")
+      outPath = value;
+  }
+  bool fromModel = !req.model.empty();
+  if (fromModel == !args.positional.empty() || args.positional.size() > 1)
+    usageError("lower takes one graph file or --model CONFIG.json "
+               "(try 'tawa-mega lower --help')");
+  TGraph g;
+  if (fromModel) {
+    g = buildOrFail(req);
+    for (const PassInfo *pass : planPipeline(req.prune))
+      runPassOrFail(*pass, g);
+  } else {
+    g = parseOrFail(args.positional[0]);
+  }
+  DeviceTables tables;
+  std::string error;
+  if (!lowerToDeviceTables(g, lowering, tables, error))
+    fail(error);
+  std::vector<uint8_t> blob = packTables(tables);
+  // Print what the kernel would read, not what was built: the round trip
+  // through the blob is checked on every run.
+  DeviceTables read;
+  if (!unpackTables(blob.data(), blob.size(), read, error))
+    fail("the packed tables do not read back: " + error);
+  if (!outPath.empty()) {
+    std::ofstream out(outPath, std::ios::binary);
+    if (!out || !out.write(reinterpret_cast<const char *>(blob.data()),
+                           static_cast<std::streamsize>(blob.size())))
+      fail("cannot write '" + outPath + "'");
+  }
+  if (dump)
+    printTables(read, std::cout);
+  else
+    printTablesSummary(read, std::cout);
+  return 0;
+}
+
 int passesCommand(int argc, char **argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -473,6 +580,8 @@ int main(int argc, char **argv) {
     return optCommand(argc, argv);
   if (command == "simulate")
     return simulateCommand(argc, argv);
+  if (command == "lower")
+    return lowerCommand(argc, argv);
   if (command == "passes")
     return passesCommand(argc, argv);
   usageError("unknown command '" + command + "' (try 'tawa-mega --help')");

@@ -1,0 +1,86 @@
+// Memory-ordering primitives of the mega-kernel runtime (docs/MEGAKERNEL.md,
+// "Runtime protocol"): every cross-CTA handshake is a release by the writer
+// and an acquire by the reader, at GPU scope, on a 32-bit word in global
+// memory. One wrapper per PTX instruction so the protocol reads in the code.
+#pragma once
+#include <cstdint>
+
+namespace tawa::device::mega {
+
+__device__ __forceinline__ uint32_t loadAcquire(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+               : "=r"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+/// Coherent at GPU scope (never a stale L1 line) but orders nothing.
+__device__ __forceinline__ uint32_t loadRelaxed(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
+               : "=r"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void storeRelaxed(uint32_t *p, uint32_t v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v)
+               : "memory");
+}
+
+__device__ __forceinline__ void storeRelease(uint32_t *p, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v)
+               : "memory");
+}
+
+/// An arrival: releases the caller's earlier writes (and, through the CTA
+/// barrier before it, its CTA's) and acquires every earlier arrival's, so the
+/// last arriver may hand the event on to a scheduler.
+__device__ __forceinline__ uint32_t fetchAddAcqRel(uint32_t *p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+__device__ __forceinline__ uint32_t fetchAddRelaxed(uint32_t *p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+/// Publishes `desired` where `expected` is, releasing earlier writes; returns
+/// the value found.
+__device__ __forceinline__ uint32_t compareSwapRelease(uint32_t *p,
+                                                       uint32_t expected,
+                                                       uint32_t desired) {
+  uint32_t old;
+  asm volatile("atom.release.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(expected), "r"(desired)
+               : "memory");
+  return old;
+}
+
+/// Nanoseconds of the GPU-wide timer: comparable across SMs (trace stamps).
+__device__ __forceinline__ uint64_t globalTimerNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ uint32_t smId() {
+  uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+} // namespace tawa::device::mega
