@@ -6,6 +6,7 @@
 #   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
 #   SUITE_ONLY=attention scripts/gpu-suite.sh   # build + the attention steps only
 #   SUITE_ONLY=python scripts/gpu-suite.sh      # the tawa.jit steps only (no build)
+#   SUITE_ONLY=mega scripts/gpu-suite.sh        # the mega-kernel runtime's tests (own nvcc build)
 #   SUITE_ONLY=kernels scripts/gpu-suite.sh     # build + the compiled GEMM-family kernels only:
 #                                               # correctness, sanitizers, GEMM and pointer benches
 # Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
@@ -85,7 +86,7 @@ export TAWA_CACHE_DIR=$B/nvrtc-cache
 export TAWA_RUNTIME_LIB=$B/lib/Runtime/libtawa_runtime.so
 export PYTHONUNBUFFERED=1
 
-# SUITE_ONLY=NAME runs one group of steps (gemm, kernels, attention, python);
+# SUITE_ONLY=NAME runs one group of steps (gemm, kernels, attention, python, mega);
 # unset, all. `kernels` is the compiled-kernel part of `gemm` without the
 # runtime's own tests and the long tuning and family benchmarks.
 want() { [ -z "${SUITE_ONLY:-}" ] || [ "$SUITE_ONLY" = "$1" ]; }
@@ -150,6 +151,9 @@ if [ -f "$MANIFEST" ]; then
   step "compiled: correctness (every config)" 300 python3 gpu/compiled/check_compiled.py \
     --manifest "$MANIFEST" --json "$B/compiled-check.json"
   step "compiled: SASS (HGMMA/QGMMA)" 60 python3 gpu/compiled/check_sass.py --manifest "$MANIFEST"
+  # GEMMs written with tensors of pointers (the tutorial style), M = N = K = 8192.
+  step "bench pointer GEMMs (tawa/Triton/cuBLAS)" 150 python3 bench/pointer_gemm_bench.py \
+    --manifest "$MANIFEST" --json "$B/pointer-gemm.json"
   # Every compiled kernel under every configuration (ring depths, lags,
   # groups, ping-pong, persistence, optimal schedule), small instances.
   # (a CUBIN identical to one already checked, e.g. G2 where two groups are
@@ -172,9 +176,6 @@ if [ -f "$MANIFEST" ]; then
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
     --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
     --plot "$RESULTS/gemm-ksweep.png"
-  # GEMMs written with tensors of pointers (the tutorial style), M = N = K = 8192.
-  step "bench pointer GEMMs (tawa/Triton/cuBLAS)" 150 python3 bench/pointer_gemm_bench.py \
-    --manifest "$MANIFEST" --json "$B/pointer-gemm.json"
   if want gemm; then
   # The optimal schedule and each MMA depth alone against the defaults,
   # interleaved rounds, cuBLAS alongside (2-CTA clusters, measured slower in
@@ -259,6 +260,13 @@ if want python; then
     ROWS+=("$(printf '%-34s %-14s %-22s %4ss' "python (tawa.jit)" "FAIL(missing)" - 0)")
     FAILED=1
   fi
+fi
+
+# The mega-kernel's in-kernel runtime on the Qwen3 task graphs with synthetic
+# tasks (docs/MEGAKERNEL.md): its own nvcc build, primitive tests, runtime
+# test, watchdog and overhead.
+if want mega; then
+  step "mega-kernel runtime (synthetic tasks)" 300 bash gpu/tools/mega_device_run.sh "$B/mega"
 fi
 
 JSON=$(ls "$RESULTS"/*.json 2>/dev/null | grep -v -- '-gemm.json$' | head -1)
