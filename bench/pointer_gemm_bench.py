@@ -35,7 +35,10 @@ KERNELS = {
     "examples/gemm_ptr_fp16": (128, 256, 64, False),
     "examples/gemm_ptr_fp16_128x128": (128, 128, 64, False),
     "examples/gemm_ptr_fp16_a_colmajor": (128, 128, 64, True),
+    "examples/gemm_blockptr_fp16": (128, 256, 64, False),
 }
+# The Triton kernel each one was compiled from.
+SOURCES = {"examples/gemm_blockptr_fp16": "matmul_block_pointer_kernel"}
 
 
 def main():
@@ -69,7 +72,7 @@ def main():
 
         def triton_fn(stages):
             def run():
-                examples.matmul_pointer_kernel[grid](
+                getattr(examples, SOURCES.get(kid, "matmul_pointer_kernel"))[grid](
                     a, b, outs["triton"], m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                     outs["triton"].stride(0), outs["triton"].stride(1), BLOCK_M=bm, BLOCK_N=bn,
                     BLOCK_K=bk, GROUP_SIZE_M=8, num_warps=8, num_stages=stages)

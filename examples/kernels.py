@@ -265,6 +265,41 @@ def matmul_pointer_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=in_bounds)
 
 
+@triton.jit
+def matmul_block_pointer_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                                stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                                GROUP_SIZE_M: tl.constexpr):
+    """C[M, N] = A[M, K] @ B[K, N] through block pointers (tl.make_block_ptr, tl.advance,
+    boundary checks with zero padding). Triton's front end already rewrites block pointers into
+    tensors of pointers with i64 offsets and `0 <= index < bound` masks; tawa turns those into
+    TMA like any other pointer tile.
+    """
+    pid = tl.program_id(axis=0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    group_tiles = GROUP_SIZE_M * tiles_n
+    group_row = (pid // group_tiles) * GROUP_SIZE_M
+    group_height = min(tiles_m - group_row, GROUP_SIZE_M)
+    tile_m = group_row + ((pid % group_tiles) % group_height)
+    tile_n = (pid % group_tiles) // group_height
+
+    a_block = tl.make_block_ptr(a_ptr, (M, K), (stride_am, stride_ak), (tile_m * BLOCK_M, 0),
+                                (BLOCK_M, BLOCK_K), (1, 0))
+    b_block = tl.make_block_ptr(b_ptr, (K, N), (stride_bk, stride_bn), (0, tile_n * BLOCK_N),
+                                (BLOCK_K, BLOCK_N), (1, 0))
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
+        acc = tl.dot(a, b, acc)
+        a_block = tl.advance(a_block, (0, BLOCK_K))
+        b_block = tl.advance(b_block, (BLOCK_K, 0))
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (stride_cm, stride_cn), (tile_m * BLOCK_M, tile_n * BLOCK_N),
+                                (BLOCK_M, BLOCK_N), (1, 0))
+    tl.store(c_block, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
+
+
 def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
     return dict(
         kernel=matmul_kernel,
@@ -275,13 +310,13 @@ def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
     )
 
 
-def _gemm_pointer(ty, bm, bn, bk, group_m=8, a_column_major=False):
+def _gemm_pointer(ty, bm, bn, bk, group_m=8, a_column_major=False, kernel=None):
     # What a launch on row-major tensors with odd M, N, K and 16-byte aligned rows specializes:
     # the pointers and row strides divisible by 16, the unit strides constant. With A
     # column-major (A^T stored row-major), stride_am is the unit one and stride_ak the row stride.
     a_unit, a_row = ("stride_am", "stride_ak") if a_column_major else ("stride_ak", "stride_am")
     return dict(
-        kernel=matmul_pointer_kernel,
+        kernel=kernel or matmul_pointer_kernel,
         descriptors={},
         scalars={"a_ptr": "*" + ty, "b_ptr": "*" + ty, "c_ptr": "*" + ty, "M": "i32", "N": "i32",
                  "K": "i32", a_row: "i32", "stride_bk": "i32", "stride_cm": "i32"},
@@ -345,6 +380,8 @@ EXAMPLES = {
     "gemm_ptr_fp16_128x128": _gemm_pointer("fp16", 128, 128, 64),
     # The same source launched on a column-major A (an MN-major A operand).
     "gemm_ptr_fp16_a_colmajor": _gemm_pointer("fp16", 128, 128, 64, a_column_major=True),
+    # Block pointers (tl.make_block_ptr / tl.advance).
+    "gemm_blockptr_fp16": _gemm_pointer("fp16", 128, 256, 64, kernel=matmul_block_pointer_kernel),
     "attn_fwd_fp16": _attention("fp16", "fp16", 128, 128, 128, False),
     "attn_fwd_fp16_causal": _attention("fp16", "fp16", 128, 128, 128, True),
     # Head dimension 64; 64 x 64 blocks (one consumer group) with the causal mask; the logsumexp

@@ -89,11 +89,38 @@ std::optional<int64_t> constantInt(Value v) {
 }
 
 /// The linear form of a scalar integer (never fails: unknown values are
-/// atoms).
+/// atoms). Sign extensions are looked through (Triton's block pointers,
+/// rewritten into pointer tiles by its front end, compute offsets in i64);
+/// a loop-carried offset advanced by a constant each iteration is its
+/// initial value plus a multiple of the induction variable.
 Linear linearScalar(Value v) {
   if (std::optional<int64_t> c = constantInt(v))
     return Linear::ofConstant(*c);
   Operation *def = v.getDefiningOp();
+  if (auto ext = dyn_cast_or_null<arith::ExtSIOp>(def))
+    return linearScalar(ext.getIn());
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (forOp && arg.getArgNumber() > 0) {
+      unsigned i = arg.getArgNumber() - 1;
+      auto add = forOp.getYieldedValues()[i].getDefiningOp<arith::AddIOp>();
+      std::optional<int64_t> lb = constantInt(forOp.getLowerBound());
+      std::optional<int64_t> step = constantInt(forOp.getStep());
+      if (add && lb && *lb == 0 && step && *step > 0) {
+        Value other = add.getLhs() == arg   ? add.getRhs()
+                      : add.getRhs() == arg ? add.getLhs()
+                                            : Value();
+        std::optional<int64_t> by = other ? constantInt(other) : std::nullopt;
+        if (by && *by % *step == 0) {
+          Linear l = linearScalar(forOp.getInitArgs()[i]);
+          Linear moved = Linear::ofAtom(forOp.getInductionVar());
+          moved.scale(*by / *step);
+          l.add(moved);
+          return l;
+        }
+      }
+    }
+  }
   if (auto add = dyn_cast_or_null<arith::AddIOp>(def)) {
     Linear l = linearScalar(add.getLhs());
     l.add(linearScalar(add.getRhs()));
@@ -239,6 +266,12 @@ private:
       f.dims[0].present = true;
       f.dims[0].start = Linear::ofConstant(range.getStart());
       return f;
+    }
+    if (auto ext = dyn_cast_or_null<arith::ExtSIOp>(def)) {
+      FailureOr<Form> src = formOf(ext.getIn(), why);
+      if (succeeded(src))
+        src->rank = f.rank;
+      return src;
     }
     if (auto bcast = dyn_cast_or_null<tt::BroadcastOp>(def)) {
       FailureOr<Form> src = formOf(bcast.getSrc(), why);
@@ -518,6 +551,14 @@ private:
       return success(succeeded(maskBounds(andOp.getLhs(), bounds, why)) &&
                      succeeded(maskBounds(andOp.getRhs(), bounds, why)));
     if (auto cmp = dyn_cast_or_null<arith::CmpIOp>(def)) {
+      // index >= 0 (block pointers' lower bound check): TMA reads zeros
+      // below coordinate 0 as well.
+      if (cmp.getPredicate() == arith::CmpIPredicate::sge) {
+        FailureOr<Form> zero = formOf(cmp.getRhs(), why);
+        if (succeeded(zero) && !hasDims(*zero) && !zero->base &&
+            zero->uniform.isConstant() && zero->uniform.constant == 0)
+          return success();
+      }
       auto bound = cmp.getRhs().getDefiningOp<tt::SplatOp>();
       if (cmp.getPredicate() != arith::CmpIPredicate::slt || !bound) {
         why = "the mask is not a conjunction of 'index < scalar bound'";
@@ -564,6 +605,8 @@ private:
     Value sum;
     for (auto &[atom, c] : l.terms) {
       Value term = atom;
+      if (term.getType().getIntOrFloatBitWidth() > 32)
+        term = arith::TruncIOp::create(b, loc, b.getI32Type(), term);
       if (c != 1)
         term = arith::MulIOp::create(
             b, loc, atom, arith::ConstantIntOp::create(b, loc, c, 32));

@@ -1,5 +1,6 @@
 // RUN: tawa-opt %examples_ttir/gemm_ptr_fp16.ttir --tawa-pointer-tile-descriptors | FileCheck %s --check-prefix=ROWMAJOR
 // RUN: tawa-opt %examples_ttir/gemm_ptr_fp16_a_colmajor.ttir --tawa-pointer-tile-descriptors | FileCheck %s --check-prefix=COLMAJOR
+// RUN: tawa-opt %examples_ttir/gemm_blockptr_fp16.ttir --tawa-pointer-tile-descriptors | FileCheck %s --check-prefix=BLOCKPTR
 // RUN: tawa-opt %s --split-input-file --verify-diagnostics --tawa-pointer-tile-descriptors | FileCheck %s
 
 // The tutorial-style GEMM (examples/kernels.py, matmul_pointer_kernel): A's
@@ -34,6 +35,20 @@
 // COLMAJOR: %[[T:.*]] = tt.descriptor_load %[[AD]][%{{.*}}, %{{.*}}] : !tt.tensordesc<tensor<64x128xf16>> -> tensor<64x128xf16>
 // COLMAJOR: %[[AT:.*]] = tt.trans %[[T]] {order = array<i32: 1, 0>} : tensor<64x128xf16> -> tensor<128x64xf16>
 // COLMAJOR: tt.dot %[[AT]]
+
+// Block pointers, as Triton's front end leaves them: i64 offsets (sign
+// extensions looked through), the K offsets carried by the loop as i64
+// scalars advanced by BLOCK_K (dropped with the pointer tiles), masks
+// 0 <= index < bound (the lower bound is TMA's too).
+// BLOCKPTR: %[[CD:.*]] = tt.make_tensor_descriptor %arg2, [%arg3, %arg4], [%{{.*}}, %{{.*}}] : <f16>, <tensor<128x256xf16>>
+// BLOCKPTR: %[[BD:.*]] = tt.make_tensor_descriptor %arg1, [%arg5, %arg4], [%{{.*}}, %{{.*}}] : <f16>, <tensor<64x256xf16>>
+// BLOCKPTR: %[[AD:.*]] = tt.make_tensor_descriptor %arg0, [%arg3, %arg5], [%{{.*}}, %{{.*}}] : <f16>, <tensor<128x64xf16>>
+// BLOCKPTR: scf.for %[[IV:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x256xf32>)
+// BLOCKPTR: tt.descriptor_load %[[AD]]
+// BLOCKPTR: tt.descriptor_load %[[BD]]
+// BLOCKPTR: tt.descriptor_store %[[CD]]
+// BLOCKPTR-NOT: tt.load
+// BLOCKPTR-NOT: tt.store
 
 // A 1-D pointer store (attention's row statistics) is left as it is.
 // CHECK-LABEL: tt.func @row_statistics
