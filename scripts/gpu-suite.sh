@@ -173,8 +173,11 @@ if [ -f "$MANIFEST" ]; then
   step "sanitizer synccheck: compiled kernels (defaults)" 200 compute-sanitizer --tool synccheck \
     --error-exitcode 1 python3 gpu/compiled/check_compiled.py --manifest "$MANIFEST" --small --only-default
   GEMM_KS=$KS
+  # (SUITE_ONLY=kernels: the K sweep and the family kernels, no ablation or D x P sweep.)
+  GEMM_EXTRA=(--ablation --dp-sweep)
+  [ "${SUITE_ONLY:-}" = kernels ] && GEMM_EXTRA=()
   step "bench gemm (tawa/cuBLAS/Triton)" 400 python3 bench/gemm_bench.py --manifest "$MANIFEST" \
-    --ks "$GEMM_KS" --results-dir "$RESULTS" --ablation --dp-sweep --family \
+    --ks "$GEMM_KS" --results-dir "$RESULTS" "${GEMM_EXTRA[@]}" --family \
     --plot "$RESULTS/gemm-ksweep.png"
   if want gemm; then
   # The optimal schedule and each MMA depth alone against the defaults,
