@@ -22,7 +22,9 @@ of both files through @tawa.jit:
             GEMM, grid (1,)), interleaved rounds, no CUDA graphs.
   parity    each shared GEMM sample through tawa.jit against the same kernel's
             CUBIN from gpu/compiled/make_kernels.py (a prepared runtime
-            launch), large shapes, medians of interleaved do_bench rounds.
+            launch), large shapes, medians of 7 interleaved do_bench rounds,
+            both launches writing the same output buffers (compared before
+            timing), so that only the launch path differs.
 
     jit_suite.py --kernels build-kernels [--json F] [--table F]
     jit_suite.py --kernels build-kernels --compile-only   (no GPU, no PyTorch:
@@ -665,7 +667,7 @@ class Suite:
         self.failed += not ok
 
     # -- parity with the CUBIN path -------------------------------------------
-    def parity(self, mk, rounds=5):
+    def parity(self, mk, rounds=7):
         import torch
         import triton.testing
         sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
@@ -706,6 +708,8 @@ class Suite:
                 t1, t2 = (ptrs(As), ptrs(Bs), ptrs(C1)), (ptrs(As), ptrs(Bs), ptrs(C2))
                 plan = loaded.kernel.prepare(*t1, sizes, groups, grid=(132,))
                 jit = lambda: tk[(132,)](*t2, sizes, groups, **consts)  # noqa: E731
+                # Timed on the CUBIN path's very buffers (outputs compared first).
+                jit_timed = lambda: tk[(132,)](*t1, sizes, groups, **consts)  # noqa: E731
                 flops = sum(2.0 * mg * n * k for mg in ms)
                 outs = (lambda: torch.cat([c.flatten() for c in C1]), lambda: torch.cat([c.flatten() for c in C2]))
                 shape = [groups, "1024..4096", n, k]
@@ -738,6 +742,9 @@ class Suite:
                                              *workloads.desc_args(c1), *extra, m, n, k, grid=grid)
                 dargs = (D(a, [bm, bk]), D(b, bblock), D(c2, [bm, bn]), *extra, m, n, k)
                 jit = lambda dargs=dargs, grid=grid: tk[grid](*dargs, **consts)  # noqa: E731
+                # Timed on the CUBIN path's very buffers (outputs compared first).
+                dargs_timed = (D(a, [bm, bk]), D(b, bblock), D(c1, [bm, bn]), *extra, m, n, k)
+                jit_timed = lambda grid=grid: tk[grid](*dargs_timed, **consts)  # noqa: E731
                 flops = 2.0 * batch * m * n * k
                 outs = (lambda: c1, lambda: c2)
                 shape = [batch, m, n, k] if batch > 1 else [m, n, k]
@@ -753,7 +760,7 @@ class Suite:
             times = {"cubin": [], "jit": []}
             for r in range(rounds):
                 for name in (("cubin", "jit") if r % 2 == 0 else ("jit", "cubin")):
-                    times[name].append(bench(plan if name == "cubin" else jit))
+                    times[name].append(bench(plan if name == "cubin" else jit_timed))
             t_cubin, t_jit = statistics.median(times["cubin"]), statistics.median(times["jit"])
             ratio = t_cubin / t_jit  # > 1: tawa.jit faster
             jit_cubin = tk.warmup(*(dargs if wl != "grouped" else (*t2, sizes, groups)), grid=None, **consts)
