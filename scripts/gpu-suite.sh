@@ -278,7 +278,8 @@ mkdir -p "$ROOT/bench/results"
 for f in $JSON $GEMM_JSON; do cp "$f" "$ROOT/bench/results/"; done
 if [ -n "$OUT" ]; then
   mkdir -p "$OUT"
-  cp "$LOG" "$OUT/gpu-suite.log"
+  # One log per group, so that several groups run in one call keep theirs.
+  cp "$LOG" "$OUT/gpu-suite${SUITE_ONLY:+-$SUITE_ONLY}.log"
   for f in $JSON $GEMM_JSON; do cp "$f" "$OUT/"; done
   [ -f "$RESULTS/gemm-ksweep.png" ] && cp "$RESULTS/gemm-ksweep.png" "$OUT/"
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
@@ -345,5 +346,5 @@ PY
   [ -f "$B/jit-table.txt" ] && { echo; cat "$B/jit-table.txt"; }
   echo "overall: $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$LOG"
-[ -n "$OUT" ] && cp "$LOG" "$OUT/gpu-suite.log"
+[ -n "$OUT" ] && cp "$LOG" "$OUT/gpu-suite${SUITE_ONLY:+-$SUITE_ONLY}.log"
 exit $FAILED
