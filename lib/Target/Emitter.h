@@ -322,7 +322,7 @@ private:
   /// of a K loop (alternatives of one scf.if) share them.
   struct DeferredEpilogue {
     int64_t frags = 0, boxes = 0, deferred = 0;
-    SmallVector<std::string> segmentDescs;
+    SmallVector<Value> segmentDescs; ///< each segment's tensor descriptor
     DenseMap<Operation *, unsigned> segmentOf;
   };
   std::optional<DeferredEpilogue> deferredEpi;

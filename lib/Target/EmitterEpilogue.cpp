@@ -35,7 +35,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     auto seg = deferredEpi->segmentOf.find(op);
     if (deferredEpi->frags != acc.frags || deferredEpi->boxes != boxes ||
         seg == deferredEpi->segmentOf.end() ||
-        deferredEpi->segmentDescs[seg->second] != desc)
+        deferredEpi->segmentDescs[seg->second] != op.getDesc())
       return error(op) << "internal error: a store the deferred epilogue "
                           "did not plan for";
     segment = seg->second;
@@ -101,15 +101,20 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
     return;
   mlir::Region &consumer = ws.getPartitions()[1];
   SmallVector<tt::DescriptorStoreOp> stores;
-  bool deviceMaps = false;
+  bool rebuiltMaps = false;
   consumer.walk([&](Operation *op) {
     if (isa<tt::MakeTensorDescOp>(op))
-      deviceMaps = true;
+      rebuiltMaps |=
+          op->getParentOfType<LoopLikeOpInterface>() &&
+          consumer.isAncestor(
+              op->getParentOfType<LoopLikeOpInterface>()->getParentRegion());
     if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
       stores.push_back(store);
   });
-  // A map the consumer rebuilds could change under a pending store.
-  if (deviceMaps || stores.empty())
+  // A map the consumer rebuilds in its loops could change under a pending
+  // store; one built once, before them (the pointer-tile rewrite's, kept out
+  // of the tile loop), cannot.
+  if (rebuiltMaps || stores.empty())
     return;
   // Two stores never run in the same iteration when they sit in different
   // branches of one scf.if (the versions of a K loop).
@@ -129,9 +134,11 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
   for (tt::DescriptorStoreOp store : stores) {
     auto trunc = store.getSrc().getDefiningOp<arith::TruncFOp>();
     auto arg = dyn_cast<BlockArgument>(store.getDesc());
+    bool hostMap = arg && arg.getOwner() == &func.getBody().front();
+    bool deviceMap = store.getDesc().getDefiningOp<tt::MakeTensorDescOp>();
     auto type = dyn_cast<RankedTensorType>(store.getSrc().getType());
-    if (!trunc || !arg || arg.getOwner() != &func.getBody().front() || !type ||
-        type.getRank() != 2 || type.getShape()[0] % (64 * groups) != 0 ||
+    if (!trunc || !(hostMap || deviceMap) || !type || type.getRank() != 2 ||
+        type.getShape()[0] % (64 * groups) != 0 ||
         type.getShape()[1] % kEpiBoxCols != 0)
       return;
     // Deferred boxes are stored by the products of the next tile: the store
@@ -158,7 +165,7 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
       if (!exclusive(store, other))
         used.set(plan.segmentOf[other]);
     unsigned segment = used.find_first_unset();
-    std::string desc = descRef(store.getDesc());
+    Value desc = store.getDesc();
     if (segment == plan.segmentDescs.size())
       plan.segmentDescs.push_back(desc);
     else if (plan.segmentDescs[segment] != desc)
@@ -195,12 +202,11 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
         inFlight = std::max<int64_t>(inFlight, wait.getPendings());
     });
   int64_t half = (plan.boxes + 1) / 2;
-  int64_t request =
-      options.epilogueOverlap >= 0 ? options.epilogueOverlap
-      : slack ? (*slack < kEpilogueBoxCycles ? 0
-                 : inFlight >= 2             ? half
-                                             : plan.boxes)
-              : half;
+  int64_t request = options.epilogueOverlap >= 0 ? options.epilogueOverlap
+                    : slack ? (*slack < kEpilogueBoxCycles ? 0
+                               : inFlight >= 2             ? half
+                                                           : plan.boxes)
+                            : half;
   plan.deferred = std::min(
       {plan.boxes, request, options.epilogueOverlap < 0 ? fit : plan.boxes});
   if (plan.deferred > 0)
@@ -236,10 +242,11 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
   line() << "fenceProxyAsyncShared();\n";
   line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
   line() << "if (tid == 0) {\n";
-  line() << "  tmaStore2D(" << d.segmentDescs[segment] << ", buf, pendCol" << x
-         << " + (int32_t)(" << d.boxes - d.deferred << " + p % " << d.deferred
-         << ") * " << kEpiBoxCols << ", pendRow" << x << " + (int32_t)(cg * "
-         << d.frags << " + p / " << d.deferred << ") * 64);\n";
+  line() << "  tmaStore2D(" << descRef(d.segmentDescs[segment])
+         << ", buf, pendCol" << x << " + (int32_t)(" << d.boxes - d.deferred
+         << " + p % " << d.deferred << ") * " << kEpiBoxCols << ", pendRow" << x
+         << " + (int32_t)(cg * " << d.frags << " + p / " << d.deferred
+         << ") * 64);\n";
   line() << "  tmaStoreCommit();\n";
   line() << "}\n";
   line() << "++epiBox;\n";
@@ -286,8 +293,8 @@ LogicalResult Emitter::emitPointerStore(tt::StoreOp op) {
     line() << "if (" << owner << ") {\n";
   ++indent;
   emitRegLoops(shape);
-  line() << "    " << (mask.empty() ? "" : "if (" + mask + ") ") << "*("
-         << *ptr << ") = " << *value << ";\n";
+  line() << "    " << (mask.empty() ? "" : "if (" + mask + ") ") << "*(" << *ptr
+         << ") = " << *value << ";\n";
   --indent;
   if (!owner.empty())
     line() << "}\n";

@@ -4,7 +4,8 @@
 //   tt.func @k(args) {              tt.func @k(args, %nx, %ny, %nz) {
 //     %x = tt.get_program_id x        %cta = tt.get_program_id x
 //     body(%x)                        %ctas = tt.get_num_programs x
-//   }                                 scf.for %t = %cta to %nx*%ny*%nz step %ctas {
+//   }                                 scf.for %t = %cta to %nx*%ny*%nz step
+//   %ctas {
 //                                       %x, %y, %z = t's coordinates
 //                                       body(%x)
 //                                     }
@@ -26,6 +27,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace tawa {
 #define GEN_PASS_DEF_PERSISTENTPROGRAMS
@@ -160,9 +162,9 @@ struct PersistentPrograms
       auto attrs = DictionaryAttr::get(
           ctx, {NamedAttribute(StringAttr::get(ctx, "tawa.num_programs"),
                                IntegerAttr::get(i32, axis))});
-      if (failed(func.insertArgument(index, i32, attrs,
-                                     NameLoc::get(StringAttr::get(
-                                         ctx, names[axis]))))) {
+      if (failed(func.insertArgument(
+              index, i32, attrs,
+              NameLoc::get(StringAttr::get(ctx, names[axis]))))) {
         func.emitError("cannot add the program-grid arguments");
         return signalPassFailure();
       }
@@ -178,16 +180,45 @@ struct PersistentPrograms
       readsY |= pid.getAxis() == tt::ProgramIDDim::Y;
     });
 
-    // Move the body (minus its return) into the loop.
+    // Move the body (minus its return) into the loop, except the tensor
+    // maps built from the kernel's arguments alone (with what they are
+    // computed from): the same for every program, they are built once per
+    // CTA instead of once per tile (the pointer-tile rewrite makes them).
     Operation *ret = body.getTerminator();
+    llvm::SmallPtrSet<Operation *, 16> keep;
+    for (auto desc : body.getOps<tt::MakeTensorDescOp>()) {
+      SmallVector<Operation *> slice, work{desc};
+      llvm::SmallPtrSet<Operation *, 16> seen;
+      bool invariant = true;
+      while (!work.empty() && invariant) {
+        Operation *op = work.pop_back_val();
+        if (!seen.insert(op).second)
+          continue;
+        if (op->getBlock() != &body || op->getNumRegions() || !isPure(op) ||
+            isa<tt::GetProgramIdOp, tt::GetNumProgramsOp>(op)) {
+          invariant = false;
+          break;
+        }
+        slice.push_back(op);
+        for (Value v : op->getOperands())
+          if (Operation *def = v.getDefiningOp())
+            work.push_back(def);
+          else if (cast<BlockArgument>(v).getOwner() != &body)
+            invariant = false;
+      }
+      if (invariant)
+        keep.insert(slice.begin(), slice.end());
+    }
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
-      ops.push_back(&op);
+      if (!keep.contains(&op))
+        ops.push_back(&op);
     OpBuilder b(ret);
     auto dim = [&](tt::ProgramIDDim d) {
       return tt::ProgramIDDimAttr::get(ctx, d);
     };
-    Value cta = tt::GetProgramIdOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
+    Value cta =
+        tt::GetProgramIdOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
     Value ctas =
         tt::GetNumProgramsOp::create(b, loc, i32, dim(tt::ProgramIDDim::X));
     // Paired programs (-tawa-program-pairing): the loop walks pairs, over
@@ -238,12 +269,10 @@ struct PersistentPrograms
           arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::slt, t, full);
       Value mirrored = arith::AddIOp::create(
           lb, loc, arith::MulIOp::create(lb, loc, round, ctas),
-          arith::SubIOp::create(lb, loc,
-                                arith::SubIOp::create(lb, loc, ctas, one),
-                                cta));
-      t = arith::SelectOp::create(lb, loc,
-                                  arith::AndIOp::create(lb, loc, odd, inFull),
-                                  mirrored, t);
+          arith::SubIOp::create(
+              lb, loc, arith::SubIOp::create(lb, loc, ctas, one), cta));
+      t = arith::SelectOp::create(
+          lb, loc, arith::AndIOp::create(lb, loc, odd, inFull), mirrored, t);
     }
     Value px, py, pz;
     if (!readsY) {
