@@ -117,3 +117,31 @@ tt.func @single(%out: !tt.ptr<i32>) {
 // FORCED: tawa.num_programs = 2
 // FORCED: scf.for
 // FORCED: scf.for
+
+// -----
+
+// A tensor map built from the kernel's arguments alone (what the pointer-tile
+// rewrite makes) stays before the program loop, built once per CTA; one that
+// reads a program id moves into the loop with the rest of the body.
+// CHECK-LABEL: tt.func @invariant_tensor_map
+// CHECK: %[[STRIDE:.*]] = arith.extsi %arg2 : i32 to i64
+// CHECK: %[[MAP:.*]] = tt.make_tensor_descriptor %arg0, [%arg1, %arg1], [%[[STRIDE]], %{{.*}}]
+// CHECK: scf.for
+// CHECK: tt.make_tensor_descriptor %arg0, [%{{.*}}, %arg1]
+// CHECK: tt.descriptor_load %[[MAP]]
+// CHECK: } {tawa.program_loop}
+tt.func @invariant_tensor_map(%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %m: i32, %stride: i32, %out: !tt.tensordesc<tensor<64x64xf16>>) {
+  %c1 = arith.constant 1 : i64
+  %s = arith.extsi %stride : i32 to i64
+  %map = tt.make_tensor_descriptor %p, [%m, %m], [%s, %c1] : <f16>, <tensor<64x64xf16>>
+  %pid = tt.get_program_id x : i32
+  %rows = arith.muli %pid, %m : i32
+  %map2 = tt.make_tensor_descriptor %p, [%rows, %m], [%s, %c1] : <f16>, <tensor<64x64xf16>>
+  %c0 = arith.constant 0 : i32
+  %off = arith.muli %pid, %c0 : i32
+  %t = tt.descriptor_load %map[%off, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+  %t2 = tt.descriptor_load %map2[%off, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+  %sum = arith.addf %t, %t2 : tensor<64x64xf16>
+  tt.descriptor_store %out[%off, %c0], %sum : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  tt.return
+}
