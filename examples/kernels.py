@@ -300,6 +300,34 @@ def matmul_block_pointer_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_block, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
 
 
+@triton.jit
+def matmul_kn_kernel(a_desc, b_desc, c_desc, M, N, K,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                     GROUP_SIZE_M: tl.constexpr):
+    """matmul_kernel with B stored K x N, as a row-major weight usually is: C[M, N] = A[M, K] @ B[K, N].
+    B's tile is [BLOCK_K, BLOCK_N], an MN-major wgmma operand (16-bit types only)."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for off_k in range(0, K, BLOCK_K):
+        a = a_desc.load([off_m, off_k])
+        b = b_desc.load([off_k, off_n])
+        accumulator = tl.dot(a, b, accumulator)
+
+    c = accumulator.to(c_desc.dtype)
+    c_desc.store([off_m, off_n], c)
+
+
 def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
     return dict(
         kernel=matmul_kernel,
@@ -323,6 +351,16 @@ def _gemm_pointer(ty, bm, bn, bk, group_m=8, a_column_major=False, kernel=None):
         divisible_by_16=["a_ptr", "b_ptr", "c_ptr", a_row, "stride_bk", "stride_cm"],
         constexprs={a_unit: 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn,
                     "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
+    )
+
+
+def _gemm_kn(in_ty, out_ty, bm, bn, bk, group_m=8):
+    return dict(
+        kernel=matmul_kn_kernel,
+        descriptors={"a_desc": (in_ty, [bm, bk]), "b_desc": (in_ty, [bk, bn]), "c_desc": (out_ty, [bm, bn])},
+        scalars={"M": "i32", "N": "i32", "K": "i32"},
+        divisible_by_16=["M", "N", "K"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
     )
 
 
@@ -391,4 +429,11 @@ EXAMPLES = {
     "attn_fwd_lse_fp16": _attention_lse("fp16", "fp16", 128, 128, 128),
     "attn_fwd_fp16_causal_split": _attention_split("fp16", "fp16", 128, 128, 128),
     "attn_fwd_fp16_kt_exp": _attention_kt("fp16", "fp16", 128, 128, 128),
+    # Narrow K blocks: rows of 64 bytes (BLOCK_K = 32 at 16 bits: TMA's and wgmma's 64-byte
+    # swizzle) and of 32 bytes (BLOCK_K = 16 at 16 bits, 32 at 8 bits: the 32-byte swizzle); and
+    # B stored K x N with 32-row tiles.
+    "gemm_fp16_bk32": _gemm("fp16", "fp16", 128, 128, 32),
+    "gemm_bf16_bk16": _gemm("bf16", "bf16", 128, 128, 16),
+    "gemm_fp8_bk32": _gemm("fp8e4nv", "fp16", 128, 128, 32),
+    "gemm_kn_fp16_bk32": _gemm_kn("fp16", "fp16", 128, 128, 32),
 }

@@ -55,6 +55,32 @@ KERNELS = {
 # whole sweep of the descriptor GEMMs they share their code paths with.
 POINTER_CONFIGS = {"default", "D3P1", "D4P1", "NP", "OPT", "PP", "NOPP"}
 
+# Kernels whose K blocks have rows of 64 or 32 bytes (TMA's and wgmma's 64-
+# and 32-byte swizzles), under the default and a few configurations that
+# change how their tiles are loaded and read: cooperative groups instead of
+# ping-pong, one group, 2-CTA clusters (half-height multicast boxes), a
+# shallower ring, the optimal schedule. Apart from KERNELS because
+# test/Target/gemm-cuda-golden.test pins the code of exactly the
+# kernel_jobs() list, recorded before these existed.
+NARROW_K = {
+    "examples/gemm_fp16_bk32": (os.path.join(EXAMPLES, "gemm_fp16_bk32.ttir"), "gemm"),
+    "examples/gemm_bf16_bk16": (os.path.join(EXAMPLES, "gemm_bf16_bk16.ttir"), "gemm"),
+    "examples/gemm_fp8_bk32": (os.path.join(EXAMPLES, "gemm_fp8_bk32.ttir"), "gemm"),
+    "examples/gemm_kn_fp16_bk32": (os.path.join(EXAMPLES, "gemm_kn_fp16_bk32.ttir"), "gemm_kn"),
+}
+NARROW_K_CONFIGS = [("default", []), ("NOPP", ["--pingpong=false"]),
+                    ("G1NP", ["--consumer-groups=1", "--persistent=false"]),
+                    ("NOPPC2", ["--pingpong=false", "--cluster=2"]),
+                    ("D2P1", ["--aref-depth=2", "--mma-depth=1"]),
+                    ("OPT", ["--schedule=optimal"])]
+
+
+def narrow_k_jobs(sweep):
+    """(kernel id, TTIR, workload, config name, tawac options) of NARROW_K."""
+    return [(kid, ttir, workload, name, options)
+            for kid, (ttir, workload) in NARROW_K.items()
+            for name, options in (NARROW_K_CONFIGS if sweep else NARROW_K_CONFIGS[:1])]
+
 
 def configs(sweep):
     """(name, tawac options): the compiler's defaults, then every ring depth
@@ -208,7 +234,8 @@ def main():
                     help="rebuild the attention kernels (attention.json) and leave the GEMM ones")
     args = ap.parse_args()
 
-    jobs = [] if args.attention_only else kernel_jobs(not args.no_sweep)
+    sweep = not args.no_sweep
+    jobs = [] if args.attention_only else kernel_jobs(sweep) + narrow_k_jobs(sweep)
     with ThreadPoolExecutor(args.jobs) as pool:
         entries = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j), jobs))
         attention = list(pool.map(lambda j: compile_one(args.tawac, args.out, *j),

@@ -116,6 +116,20 @@ def run_gemm(k, m, n, kk, gen, grid_kind="tiles"):
     return c, a32 @ b32.T, untouched(cst, c), (k.dtype(0), k.dtype(2))
 
 
+def run_gemm_kn(k, m, n, kk, gen):
+    """C = A B with B stored K x N (an MN-major operand), one program per
+    BM x BN tile."""
+    a_dt, c_dt = DTYPES[k.dtype(0)], DTYPES[k.dtype(2)]
+    bm, bn = k.box(0)[0], k.box(1)[1]
+    a, a32 = rand(m, kk, a_dt, gen)
+    b, b32 = rand(kk, n, a_dt, gen)
+    c, cst = nan_poisoned_out(m, n, c_dt)
+    args = desc_args(a) + desc_args(b) + desc_args(c) + [m, n, kk]
+    k.kernel(*args, grid=(cdiv(m, bm) * cdiv(n, bn),))
+    torch.cuda.synchronize()
+    return c, a32 @ b32, untouched(cst, c), (k.dtype(0), k.dtype(2))
+
+
 def run_persistent(k, m, n, kk, gen):
     # NUM_SMS = 132 is a constexpr of the sample: its grid is 132 programs.
     return run_gemm(k, m, n, kk, gen, grid_kind="persistent")
@@ -211,6 +225,7 @@ def run_pointer_gemm(k, m, n, kk, gen, tile=(128, 128), a_column_major=False):
 
 RUNNERS = {
     "gemm": run_gemm,
+    "gemm_kn": run_gemm_kn,
     "persistent": run_persistent,
     "batched": run_batched,
     "bias_relu": run_bias_relu,

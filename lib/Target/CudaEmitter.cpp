@@ -247,12 +247,6 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       p.kind = "tensormap";
       p.dtype = en->second.str();
       p.block.assign(block.getShape().begin(), block.getShape().end());
-      // Loads move the tile as boxes of 128-byte rows (emitOp, TmaLoadOp);
-      // stores move 64-row x 64-column boxes (one fragment's slice each).
-      p.box = {
-          block.getShape()[0],
-          std::min<int64_t>(block.getShape()[1],
-                            kSwizzleBytes / elemBytes(block.getElementType()))};
       bool stored = llvm::any_of(arg.getUsers(), [](Operation *u) {
         return isa<tt::DescriptorStoreOp>(u);
       });
@@ -263,16 +257,22 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       if (stored && loaded)
         return error(arg.getLoc()) << "a descriptor both loaded and stored "
                                       "is not supported";
-      if (stored) {
-        // Checked again at the store, at its line, for a clear message.
-        if (p.box[1] % kEpiBoxCols != 0)
-          return error(*llvm::find_if(arg.getUsers(),
-                                      [](Operation *u) {
-                                        return isa<tt::DescriptorStoreOp>(u);
-                                      }))
-                 << "stored tiles must be a multiple of 64 columns";
-        p.box = {64, kEpiBoxCols};
-      }
+      // Loads move the tile as tileSwizzle lays it out, one box per span
+      // (emitOp, TmaLoadOp); stores move 64-row x 64-column boxes (one
+      // fragment's slice each, staged as 64 rows of 64 columns). Rows that
+      // no swizzle covers are reported at the load.
+      int64_t eb = elemBytes(block.getElementType());
+      int64_t rows = stored ? 64 : block.getShape()[0];
+      int64_t cols = stored ? kEpiBoxCols : block.getShape()[1];
+      std::optional<SmemSwizzle> swizzle = tileSwizzle(cols * eb);
+      p.box = {rows, swizzle ? swizzle->spanBytes / eb : cols};
+      p.swizzle = swizzle ? swizzle->metadataName() : "none";
+      // Checked again at the store, at its line, for a clear message.
+      if (stored && block.getShape()[1] % kEpiBoxCols != 0)
+        return error(*llvm::find_if(
+                   arg.getUsers(),
+                   [](Operation *u) { return isa<tt::DescriptorStoreOp>(u); }))
+               << "stored tiles must be a multiple of 64 columns";
       // Loads split between the CTAs of a cluster move half-height boxes.
       if (llvm::any_of(arg.getUsers(), [](Operation *u) {
             auto load = dyn_cast<TmaLoadOp>(u);
@@ -308,8 +308,9 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     params.push_back(p);
   }
 
-  // Shared memory: rings first (each 1024-aligned for the 128-byte swizzle
-  // atoms), epilogue boxes, then the mbarriers.
+  // Shared memory: rings first (each 1024-aligned: a whole swizzle pattern
+  // of any span, 8 rows of up to 128 bytes), epilogue boxes, then the
+  // mbarriers.
   // The B tiles of fused products go slot by slot side by side, so that
   // the two read as one tile of twice the rows.
   findFusedProducts();
@@ -382,12 +383,20 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
                      "f32 or e4m3, either loaded or stored";
       return WalkResult::interrupt();
     }
+    // The boxes of the host maps (above): a store's 64 x 64, a load's
+    // tile in spans of its swizzle; rows no swizzle covers are reported at
+    // the load.
+    int64_t eb = elemBytes(elem);
+    std::optional<SmemSwizzle> swizzle =
+        tileSwizzle(stored ? kEpiBoxCols * eb : block.getShape()[1] * eb);
     if (stored)
       m.box = {64, kEpiBoxCols};
+    else if (swizzle)
+      m.box = {block.getShape()[0], swizzle->spanBytes / eb};
     else
-      m.box = {block.getShape()[0],
-               std::min<int64_t>(block.getShape()[1],
-                                 kSwizzleBytes / elemBytes(elem))};
+      m.box = {block.getShape()[0], block.getShape()[1]};
+    if (swizzle)
+      m.spanBytes = swizzle->spanBytes;
     deviceMaps[make] = m;
     return WalkResult::advance();
   });
@@ -405,7 +414,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   offset = llvm::alignTo(offset, 1024);
   int64_t epiOffset = offset;
   if (stores)
-    offset += totalGroups * 2 * 64 * kSwizzleBytes;
+    offset += totalGroups * 2 * kEpiBoxBytes;
   layout.push_back(llvm::formatv("uint8_t *epi = smem + {0}; // 2 x 64x64 "
                                  "staging boxes per consumer group",
                                  epiOffset)
@@ -592,7 +601,8 @@ void writeMetadataJson(const KernelMetadata &md, StringRef cubinName,
     if (p.kind == "tensormap") {
       json << ", \"dtype\": \"" << p.dtype << "\", \"box\": [";
       llvm::interleaveComma(p.box, json);
-      json << "], \"swizzle\": \"128B\", \"oob\": \"zero\", \"_block\": [";
+      json << "], \"swizzle\": \"" << p.swizzle
+           << "\", \"oob\": \"zero\", \"_block\": [";
       llvm::interleaveComma(p.block, json);
       json << "]";
     }

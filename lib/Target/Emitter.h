@@ -70,9 +70,37 @@ namespace cuda {
 
 using namespace mlir;
 
+/// How a tile that TMA moves lies in shared memory: rows swizzled in spans
+/// of `spanBytes` (one choice that is both the tensor map's swizzle mode and
+/// the wgmma descriptors' layout type), stored as `boxes` boxes of
+/// rows x spanBytes one after the other along the inner extent, one TMA
+/// copy each. Computed only by tileSwizzle.
+struct SmemSwizzle {
+  int64_t spanBytes = 0;
+  int64_t boxes = 0;
+  /// The device library's suffix for this layout (descKMajorSw64, ...).
+  std::string suffix() const { return "Sw" + std::to_string(spanBytes); }
+  /// The launch metadata's name for it (docs/METADATA.md).
+  std::string metadataName() const { return std::to_string(spanBytes) + "B"; }
+};
 
-constexpr int64_t kSwizzleBytes = 128;
+/// The layout of a tile whose rows are `innerBytes` long: rows of a
+/// multiple of 128 bytes as boxes of 128-byte spans, 64- and 32-byte rows as
+/// one box swizzled in their own span (BK = 32 or 16 at 16 bits, 64 or 32
+/// at 8); none for other rows, which neither TMA's swizzles nor a swizzled
+/// wgmma descriptor cover.
+inline std::optional<SmemSwizzle> tileSwizzle(int64_t innerBytes) {
+  if (innerBytes > 0 && innerBytes % 128 == 0)
+    return SmemSwizzle{128, innerBytes / 128};
+  if (innerBytes == 64 || innerBytes == 32)
+    return SmemSwizzle{innerBytes, 1};
+  return std::nullopt;
+}
+
+/// Epilogue staging boxes: 64 rows x 64 columns of a 16-bit type, rows of
+/// 128 bytes in the 128-byte swizzle storeAccBoxSwizzled writes.
 constexpr int64_t kEpiBoxCols = 64;
+constexpr int64_t kEpiBoxBytes = 64 * kEpiBoxCols * 2;
 /// More than half of an SM's 228 KiB of shared memory (with the 1 KiB each
 /// CTA reserves): no second CTA fits next to one that asks for this much.
 constexpr int64_t kExclusiveSmemBytes = 116 * 1024;
@@ -183,8 +211,9 @@ private:
   DenseMap<Value, ARegTile> aRegs;
   LogicalResult emitProductIssue(Operation *op, Value a, Value b,
                                  const Acc &acc, StringRef scaleD);
-  void emitBDescriptor(const SmemTile &tb, bool kMajor, int64_t n, int64_t k,
-                       int64_t mmaK, int64_t kBytes);
+  void emitBDescriptor(const SmemTile &tb, const SmemSwizzle &swizzle,
+                       bool kMajor, int64_t n, int64_t k, int64_t mmaK,
+                       int64_t kBytes);
   LogicalResult emitProductIssueRS(Operation *op, const ARegTile &a, Value b,
                                    const Acc &acc, StringRef scaleD);
   /// `[frags][k / mmaK][4]`, the shape of an a_reg array.
@@ -286,6 +315,7 @@ private:
     int64_t slot;                 ///< first slot (consumers: + cg)
     SmallVector<int64_t, 2> box;  ///< outermost first
     std::string elem;             ///< TensorMapElem
+    int64_t spanBytes = 128;      ///< the box's swizzle span (tileSwizzle)
   };
   DenseMap<Operation *, DeviceMap> deviceMaps;
   int64_t deviceMapSlots = 0;
@@ -377,6 +407,11 @@ inline bool isZeroSplat(Value v) {
 }
 
 inline int64_t elemBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+/// tileSwizzle of a tile as stored, its last extent contiguous.
+inline std::optional<SmemSwizzle> tileSwizzle(RankedTensorType tile) {
+  return tileSwizzle(tile.getShape().back() * elemBytes(tile.getElementType()));
+}
 
 /// A float constant as CUDA C++, exact for every f32 value.
 inline std::string floatLiteral(FloatAttr f) {

@@ -67,8 +67,8 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   for (int64_t b = 0; b < boxes - deferred; ++b) {
     line() << "{\n";
     ++indent;
-    line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
-           << 64 * kSwizzleBytes << ";\n";
+    line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * " << kEpiBoxBytes
+           << ";\n";
     line() << "if (tid == 0)\n";
     line() << "  tmaStoreWaitRead<1>();\n";
     line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
@@ -228,8 +228,8 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
          << x << " != 0) {\n";
   ++indent;
   line() << "const uint32_t p = " << total << " - pendBoxes" << x << ";\n";
-  line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * "
-         << 64 * kSwizzleBytes << ";\n";
+  line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * " << kEpiBoxBytes
+         << ";\n";
   line() << "if (tid == 0)\n";
   line() << "  tmaStoreWaitRead<1>();\n";
   line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";

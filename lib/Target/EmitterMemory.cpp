@@ -133,23 +133,24 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
       return error(op) << "TMA loads are only supported in the producer";
     if (load.getIndices().size() != 2)
       return error(op) << "only rank-2 TMA loads are supported";
-    // A tile is stored as boxes of 128-byte rows (the 128-byte swizzle
-    // span), one box per 128 bytes of its inner extent: that is what the
-    // wgmma descriptors of emitDotAsync read.
+    // A tile is stored as tileSwizzle lays it out, one TMA copy per box of
+    // rows x span bytes: that is what the wgmma descriptors of emitDotAsync
+    // read.
     RankedTensorType block =
         cast<tt::TensorDescType>(load.getDesc().getType()).getBlockType();
-    int64_t innerBytes =
-        block.getShape()[1] * elemBytes(block.getElementType());
-    if (innerBytes % kSwizzleBytes != 0)
+    std::optional<SmemSwizzle> swizzle = tileSwizzle(block);
+    if (!swizzle)
       return error(op) << "loaded tile " << block
-                       << " must have an inner extent that is a multiple of "
-                          "128 bytes (f16/bf16: 64, e4m3: 128 elements), the "
-                          "128-byte swizzle span wgmma operands use";
+                       << " must have rows of 32 or 64 bytes or a multiple "
+                          "of 128 bytes (f16/bf16: 16, 32 or a multiple of 64 "
+                          "elements; e4m3: 32, 64 or a multiple of 128), the "
+                          "swizzle spans of TMA and wgmma operands";
+    int64_t span = swizzle->spanBytes;
     auto it = rings.find(load.getBuffer());
     if (it == rings.end())
       return error(op) << "TMA load into an unknown buffer";
     int64_t rows = block.getShape()[0];
-    int64_t boxInner = kSwizzleBytes / elemBytes(block.getElementType());
+    int64_t boxInner = span / elemBytes(block.getElementType());
     std::string dst = it->second.name + " + " + lookup(load.getSlot()) + " * " +
                       std::to_string(it->second.stride);
     std::string bar =
@@ -163,21 +164,21 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
                             "kernel of 2-CTA clusters";
       int64_t half = rows / 2;
       line() << "if (" << lookup(multicast) << ") {\n";
-      for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
+      for (int64_t j = 0; j < swizzle->boxes; ++j) {
         line() << "  if (leader)\n";
-        line() << "    tmaLoad2DMulticast(" << dst << " + "
-               << j * rows * kSwizzleBytes << " + ctaRank * "
-               << half * kSwizzleBytes << ", " << descRef(load.getDesc())
-               << ", " << bar << ", " << lookup(load.getIndices()[1]) << " + "
-               << j * boxInner << ", " << lookup(load.getIndices()[0])
-               << " + int(ctaRank) * " << half << ", 0x3);\n";
+        line() << "    tmaLoad2DMulticast(" << dst << " + " << j * rows * span
+               << " + ctaRank * " << half * span << ", "
+               << descRef(load.getDesc()) << ", " << bar << ", "
+               << lookup(load.getIndices()[1]) << " + " << j * boxInner << ", "
+               << lookup(load.getIndices()[0]) << " + int(ctaRank) * " << half
+               << ", 0x3);\n";
       }
       line() << "} else {\n";
-      for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j)
+      for (int64_t j = 0; j < swizzle->boxes; ++j)
         for (int64_t r = 0; r < 2; ++r) {
           line() << "  if (leader)\n";
           line() << "    tmaLoad2D(" << dst << " + "
-                 << j * rows * kSwizzleBytes + r * half * kSwizzleBytes << ", "
+                 << j * rows * span + r * half * span << ", "
                  << descRef(load.getDesc()) << ", " << bar << ", "
                  << lookup(load.getIndices()[1]) << " + " << j * boxInner
                  << ", " << lookup(load.getIndices()[0]) << " + " << r * half
@@ -187,11 +188,11 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
       return success();
     }
     // TTIR coordinates are outermost first, TMA's innermost first.
-    for (int64_t j = 0; j < innerBytes / kSwizzleBytes; ++j) {
+    for (int64_t j = 0; j < swizzle->boxes; ++j) {
       line() << "if (leader)\n";
       line() << "  tmaLoad2D(" << dst;
       if (j)
-        body << " + " << j * rows * kSwizzleBytes;
+        body << " + " << j * rows * span;
       body << ", " << descRef(load.getDesc()) << ", " << bar << ", "
            << lookup(load.getIndices()[1]);
       if (j)
@@ -228,9 +229,14 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     if (src == rings.end() || dst == rings.end())
       return error(op) << "transpose between unknown buffers";
     ArrayRef<int64_t> shape = transpose.getSrc().getType().getShape();
-    // Both tiles are boxes of 128-byte rows (TMA's form for the source,
-    // the K-major operand form for the destination).
-    if (shape[1] % kSwizzleBytes != 0 || shape[2] % kSwizzleBytes != 0)
+    // Both tiles are boxes of 128-byte spans (TMA's form for the source,
+    // the K-major operand form for the destination): the spans
+    // transposeTileB8Sw128 moves.
+    int64_t eb = elemBytes(transpose.getSrc().getType().getElementType());
+    std::optional<SmemSwizzle> srcSwizzle = tileSwizzle(shape[2] * eb),
+                               dstSwizzle = tileSwizzle(shape[1] * eb);
+    if (!srcSwizzle || !dstSwizzle || srcSwizzle->spanBytes != 128 ||
+        dstSwizzle->spanBytes != 128)
       return error(op) << "a stored transpose needs both tile extents to be "
                           "multiples of 128 bytes, got "
                        << shape[1] << " x " << shape[2];
@@ -267,9 +273,13 @@ LogicalResult Emitter::emitMakeTensorDesc(tt::MakeTensorDescOp op) {
       ", " + lookup(op.getBase()) + ", (uint32_t)" + lookup(op.getShape()[1]) +
       ", (uint32_t)" + lookup(op.getShape()[0]) + ", (uint64_t)" +
       lookup(op.getStrides()[0]) + " * " + std::to_string(elemBytes(elem));
-  std::string make = "makeTensorMap2D<TensorMapElem::" + m.elem + ", " +
-                     std::to_string(m.box[1]) + ", " +
-                     std::to_string(m.box[0]) + ">(" + args + ");\n";
+  // The swizzle span is a template argument where it is not the device
+  // library's default of 128 bytes.
+  std::string make =
+      "makeTensorMap2D<TensorMapElem::" + m.elem + ", " +
+      std::to_string(m.box[1]) + ", " + std::to_string(m.box[0]) +
+      (m.spanBytes != 128 ? ", " + std::to_string(m.spanBytes) : "") + ">(" +
+      args + ");\n";
   if (region == Region::Producer) {
     line() << "CUtensorMap *" << map << " = &tawaTensorMaps[smId()][" << m.slot
            << "];\n";

@@ -56,14 +56,13 @@ void Emitter::findFusedProducts() {
         !s0.getBuffer().getDefiningOp<SmemAllocOp>() ||
         !s1.getBuffer().getDefiningOp<SmemAllocOp>())
       return;
-    // [N, K] tiles of one 128-byte swizzle span along K (the two tiles'
-    // rows are then contiguous), or [K, N] tiles (boxes of 64 columns, the
-    // second tile's boxes follow the first's); N of each at most 128.
+    // [N, K] tiles of one box along K (the two tiles' rows are then
+    // contiguous), or [K, N] tiles (boxes of 64 columns, the second tile's
+    // boxes follow the first's); N of each at most 128.
     auto tile = cast<RankedTensorType>(s0.getType());
     int64_t n = tile.getShape()[kMajor ? 0 : 1];
-    if ((kMajor && tile.getShape()[1] * elemBytes(tile.getElementType()) !=
-                       kSwizzleBytes) ||
-        (n != 64 && n != 128) ||
+    std::optional<SmemSwizzle> swizzle = tileSwizzle(tile);
+    if (!swizzle || (kMajor && swizzle->boxes != 1) || (n != 64 && n != 128) ||
         cast<RankedTensorType>(d0.getType()).getShape()[1] != n)
       return;
     Value r0 = s0.getBuffer(), r1 = s1.getBuffer();
@@ -136,22 +135,26 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   return success();
 }
 
-/// The B operand's descriptor at K step kk, in the loops of a product: a
-/// K-major tile is boxes of 128-byte rows along K (step kk starts in box
-/// (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row); a [K, N]
-/// slot is boxes of K rows x 64 columns, LBO = one box, K steps of mmaK rows.
-void Emitter::emitBDescriptor(const SmemTile &tb, bool kMajor, int64_t n,
-                              int64_t k, int64_t mmaK, int64_t kBytes) {
-  int64_t stepsPerBox = kSwizzleBytes / kBytes;
+/// The B operand's descriptor at K step kk, in the loops of a product, for
+/// the slot laid out as `swizzle` (tileSwizzle of the slot): a K-major tile
+/// is boxes of span-byte rows along K (step kk starts in box
+/// (kk * kBytes) / span at byte (kk * kBytes) % span of each row); a [K, N]
+/// slot (128-byte spans: N is at least 64) is boxes of K rows x 64 columns,
+/// LBO = one box, K steps of mmaK rows.
+void Emitter::emitBDescriptor(const SmemTile &tb, const SmemSwizzle &swizzle,
+                              bool kMajor, int64_t n, int64_t k, int64_t mmaK,
+                              int64_t kBytes) {
+  int64_t span = swizzle.spanBytes;
+  int64_t stepsPerBox = span / kBytes;
   if (kMajor)
-    line() << "    const uint64_t descB = descAdvance(descKMajorSw128("
-           << tb.ptr << " + (kk / " << stepsPerBox << ") * "
-           << n * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
+    line() << "    const uint64_t descB = descAdvance(descKMajor"
+           << swizzle.suffix() << "(" << tb.ptr << " + (kk / " << stepsPerBox
+           << ") * " << n * span << "), (kk % " << stepsPerBox << ") * "
            << kBytes << ");\n";
   else
-    line() << "    const uint64_t descB = descAdvance(descMNMajorSw128("
-           << tb.ptr << ", " << k * kSwizzleBytes << "), kk * "
-           << mmaK * kSwizzleBytes << ");\n";
+    line() << "    const uint64_t descB = descAdvance(descMNMajor"
+           << swizzle.suffix() << "(" << tb.ptr << ", " << k * span
+           << "), kk * " << mmaK * span << ");\n";
 }
 
 /// Issues the wgmmas of one product into `acc` and commits them as one
@@ -191,32 +194,42 @@ LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
   if (!bKMajor && fp8)
     return error(op) << "fp8 products need a K-major B operand (B stored as "
                         "[N, K] and transposed in the kernel)";
-  if (bK != k || (k * eb) % kSwizzleBytes != 0)
-    return error(op) << "operand tiles must share K, a multiple of 128 bytes";
+  // Both operands as TMA laid them out (tileSwizzle): A's rows are K
+  // (K-major) or M (MN-major), B's K (K-major) or N (MN-major).
+  std::optional<SmemSwizzle> aSwizzle = tileSwizzle(ta.type),
+                             bSwizzle = tileSwizzle(tb.type);
+  int64_t mmaK = fp8 ? 32 : 16;
+  if (bK != k || k % mmaK != 0 || !aSwizzle || !bSwizzle)
+    return error(op) << "operand tiles must share K and have rows of 32 or 64 "
+                        "bytes or a multiple of 128 bytes";
+  if ((aMNMajor && aSwizzle->spanBytes != 128) ||
+      (!bKMajor && bSwizzle->spanBytes != 128))
+    return error(op) << "an MN-major operand needs rows of a multiple of 128 "
+                        "bytes (M or N of at least 64)";
   if (aRows != acc.frags * 64 * groups || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
-  int64_t mmaK = fp8 ? 32 : 16;
   int64_t kBytes = mmaK * eb;
-  // K-major tiles are boxes of 128-byte rows along K: step kk starts in box
-  // (kk * kBytes) / 128 at byte (kk * kBytes) % 128 of each row.
-  int64_t stepsPerBox = kSwizzleBytes / kBytes;
+  int64_t aSpan = aSwizzle->spanBytes;
+  // K-major tiles are boxes of span-byte rows along K: step kk starts in
+  // box (kk * kBytes) / span at byte (kk * kBytes) % span of each row.
+  int64_t stepsPerBox = aSpan / kBytes;
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
   line() << "#pragma unroll\n";
   line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
   if (aMNMajor)
-    line() << "    const uint64_t descA = descAdvance(descMNMajorSw128("
-           << ta.ptr << " + (cg * " << acc.frags << " + f) * "
-           << k * kSwizzleBytes << ", " << k * kSwizzleBytes << "), kk * "
-           << mmaK * kSwizzleBytes << ");\n";
+    line() << "    const uint64_t descA = descAdvance(descMNMajor"
+           << aSwizzle->suffix() << "(" << ta.ptr << " + (cg * " << acc.frags
+           << " + f) * " << k * aSpan << ", " << k * aSpan << "), kk * "
+           << mmaK * aSpan << ");\n";
   else
-    line() << "    const uint64_t descA = descAdvance(descKMajorSw128("
-           << ta.ptr << " + (kk / " << stepsPerBox << ") * "
-           << aRows * kSwizzleBytes << " + (cg * " << acc.frags << " + f) * "
-           << 64 * kSwizzleBytes << "), (kk % " << stepsPerBox << ") * "
-           << kBytes << ");\n";
-  emitBDescriptor(tb, bKMajor, bN, k, mmaK, kBytes);
+    line() << "    const uint64_t descA = descAdvance(descKMajor"
+           << aSwizzle->suffix() << "(" << ta.ptr << " + (kk / " << stepsPerBox
+           << ") * " << aRows * aSpan << " + (cg * " << acc.frags << " + f) * "
+           << 64 * aSpan << "), (kk % " << stepsPerBox << ") * " << kBytes
+           << ");\n";
+  emitBDescriptor(tb, *bSwizzle, bKMajor, bN, k, mmaK, kBytes);
   line() << "    wgmmaSS<" << acc.cols << ", " << *mma << ", "
          << (aMNMajor ? 1 : 0) << ", " << (bKMajor ? 0 : 1) << ">(" << acc.name
          << "[f], descA, descB, " << scaleD << ");\n";
@@ -249,19 +262,23 @@ LogicalResult Emitter::emitProductIssueRS(Operation *op, const ARegTile &a,
   if (!bKMajor && fp8)
     return error(op) << "fp8 products need a K-major B operand (B stored as "
                         "[N, K] and transposed in the kernel)";
-  if (bK != k || (bKMajor && (k * eb) % kSwizzleBytes != 0))
-    return error(op) << "operand tiles must share K (K-major: a multiple of "
-                        "128 bytes)";
+  std::optional<SmemSwizzle> bSwizzle = tileSwizzle(tb.type);
+  int64_t mmaK = fp8 ? 32 : 16;
+  if (bK != k || k % mmaK != 0 || !bSwizzle)
+    return error(op) << "operand tiles must share K, and B have rows of 32 or "
+                        "64 bytes or a multiple of 128 bytes";
+  if (!bKMajor && bSwizzle->spanBytes != 128)
+    return error(op) << "an MN-major B operand needs rows of a multiple of "
+                        "128 bytes (N of at least 64)";
   if (a.frags != acc.frags || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
-  int64_t mmaK = fp8 ? 32 : 16;
   int64_t kBytes = mmaK * eb;
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
   line() << "#pragma unroll\n";
   line() << "  for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
-  emitBDescriptor(tb, bKMajor, bN, k, mmaK, kBytes);
+  emitBDescriptor(tb, *bSwizzle, bKMajor, bN, k, mmaK, kBytes);
   line() << "    wgmmaRS<" << acc.cols << ", " << *mma << ", "
          << (bKMajor ? 0 : 1) << ">(" << acc.name << "[f], " << a.array
          << "[f][kk], descB, " << scaleD << ");\n";
@@ -341,7 +358,11 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
   int64_t eb = elemBytes(elem);
   int64_t k = a->second.type.getShape()[1];
   int64_t aRows = a->second.type.getShape()[0];
-  if (k * eb != kSwizzleBytes || aRows != 64 * groups)
+  // A (and a K-major B) of one box along K: K steps stay inside its rows.
+  std::optional<SmemSwizzle> aSwizzle = tileSwizzle(a->second.type),
+                             bSwizzle = tileSwizzle(b->second.type);
+  if (!aSwizzle || aSwizzle->boxes != 1 || !bSwizzle ||
+      (!bKMajor && bSwizzle->spanBytes != 128) || aRows != 64 * groups)
     return false;
   int64_t mmaK = isa<Float8E4M3FNType>(elem) ? 32 : 16;
   int64_t kBytes = mmaK * eb;
@@ -354,16 +375,18 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
   line() << "for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
-  line() << "  const uint64_t descA = descAdvance(descKMajorSw128("
-         << a->second.ptr << " + cg * " << 64 * kSwizzleBytes << "), kk * "
-         << kBytes << ");\n";
+  line() << "  const uint64_t descA = descAdvance(descKMajor"
+         << aSwizzle->suffix() << "(" << a->second.ptr << " + cg * "
+         << 64 * aSwizzle->spanBytes << "), kk * " << kBytes << ");\n";
   if (bKMajor)
-    line() << "  const uint64_t descB = descAdvance(descKMajorSw128("
-           << b->second.ptr << "), kk * " << kBytes << ");\n";
+    line() << "  const uint64_t descB = descAdvance(descKMajor"
+           << bSwizzle->suffix() << "(" << b->second.ptr << "), kk * " << kBytes
+           << ");\n";
   else
-    line() << "  const uint64_t descB = descAdvance(descMNMajorSw128("
-           << b->second.ptr << ", " << k * kSwizzleBytes << "), kk * "
-           << mmaK * kSwizzleBytes << ");\n";
+    line() << "  const uint64_t descB = descAdvance(descMNMajor"
+           << bSwizzle->suffix() << "(" << b->second.ptr << ", "
+           << k * bSwizzle->spanBytes << "), kk * "
+           << mmaK * bSwizzle->spanBytes << ");\n";
   line() << "  wgmmaSSPair<" << 2 * acc0.cols << ", " << *mma << ", 0, "
          << (bKMajor ? 0 : 1) << ">(" << acc0.name << "[0], " << acc1.name
          << "[0], descA, descB, " << scaleD << ");\n";

@@ -27,6 +27,9 @@ struct KernelParam {
   std::string kind;  ///< tensormap, ptr, i32, i64, f32
   std::string dtype; ///< tensormap only
   std::vector<int64_t> box;
+  /// tensormap only: TMA's swizzle of the box in shared memory ("128B",
+  /// "64B", "32B").
+  std::string swizzle;
   /// tensormap only: the descriptor's block (the tile one access moves,
   /// outermost first), of which the box may be a fraction; "_block" in the
   /// JSON.

@@ -23,14 +23,22 @@ __device__ __forceinline__ uint32_t smId() {
 
 /// Writes to `map` (global, 128-byte aligned) a 2-D tiled tensor map of the
 /// row-major matrix at `base`: `cols` x `rows` elements (cols contiguous),
-/// rows `rowStrideBytes` apart, boxes of BoxCols x BoxRows, 128-byte
-/// swizzle, out-of-bounds elements read as zero. `staging` is 128 bytes of
-/// 128-byte aligned shared memory owned by the calling warp. Every lane of
-/// one warp calls it, converged.
-template <TensorMapElem Elem, uint32_t BoxCols, uint32_t BoxRows>
+/// rows `rowStrideBytes` apart, boxes of BoxCols x BoxRows, swizzled in
+/// spans of SpanBytes (128, 64 or 32; at least a box row), out-of-bounds
+/// elements read as zero. `staging` is 128 bytes of 128-byte aligned shared
+/// memory owned by the calling warp. Every lane of one warp calls it,
+/// converged.
+template <TensorMapElem Elem, uint32_t BoxCols, uint32_t BoxRows,
+          uint32_t SpanBytes = 128>
 __device__ __forceinline__ void
 makeTensorMap2D(CUtensorMap *map, void *staging, const void *base,
                 uint32_t cols, uint32_t rows, uint64_t rowStrideBytes) {
+  static_assert(SpanBytes == 128 || SpanBytes == 64 || SpanBytes == 32,
+                "TMA swizzles rows in spans of 128, 64 or 32 bytes");
+  // The map's swizzle mode field: 1 = 32 bytes, 2 = 64, 3 = 128.
+  constexpr uint32_t kSwizzleMode = SpanBytes == 128  ? 3
+                                    : SpanBytes == 64 ? 2
+                                                      : 1;
   const int lane = threadIdx.x % 32;
   static_cast<uint32_t *>(staging)[lane] = 0; // 32 lanes x 4 bytes
   __syncwarp();
@@ -57,12 +65,13 @@ makeTensorMap2D(CUtensorMap *map, void *staging, const void *base,
         "tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], %7;\n"
         "tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%0], "
         "0;\n"
-        "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], 3;\n"
+        "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], "
+        "%8;\n"
         "tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%0], 0;\n" ::
             "r"(s),
         "l"(reinterpret_cast<uint64_t>(base)), "n"(BoxCols), "n"(BoxRows),
         "r"(cols), "r"(rows), "l"(rowStrideBytes),
-        "n"(static_cast<uint32_t>(Elem))
+        "n"(static_cast<uint32_t>(Elem)), "n"(kSwizzleMode)
         : "memory");
   }
   __syncwarp();

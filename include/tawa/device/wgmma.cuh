@@ -1,6 +1,6 @@
 // Warp-group MMA (wgmma.mma_async, sm_90a) and the shared-memory matrix
-// descriptors that match TMA's 128-byte swizzle. All four warps of a warp
-// group execute every call here.
+// descriptors that match TMA's 128-, 64- and 32-byte swizzles. All four warps
+// of a warp group execute every call here.
 #pragma once
 #include "tawa/device/sync.cuh"
 #include "tawa/device/wgmma_ops.cuh"
@@ -15,17 +15,29 @@ template <MmaType T> constexpr int kMmaK = T == MmaType::E4M3 ? 32 : 16;
 
 // ---------------------------------------------------------------------------
 // Descriptors. Bits: [0,14) start address >> 4, [16,30) leading byte offset
-// >> 4, [32,46) stride byte offset >> 4, [49,52) base offset (0: tiles are
-// 1024-byte aligned), [62,64) layout (1 = 128-byte swizzle).
+// >> 4, [32,46) stride byte offset >> 4, [49,52) base offset (0: tiles start
+// on a whole swizzle pattern, 8 rows of the span), [62,64) layout (the
+// swizzle span of the rows: 1 = 128 bytes, 2 = 64, 3 = 32). A tile's span is
+// the one TMA wrote it with: 128 bytes for rows of a multiple of 128 bytes
+// (boxes of 128-byte rows), else the row itself (64 or 32 bytes).
 // ---------------------------------------------------------------------------
 
-__device__ __forceinline__ uint64_t makeSmemDescSw128(uint32_t addr,
-                                                      uint32_t lboBytes,
-                                                      uint32_t sboBytes) {
+/// The descriptor's layout field for rows swizzled in spans of SpanBytes.
+template <int SpanBytes>
+constexpr uint64_t kSmemDescLayout = SpanBytes == 128  ? 1
+                                     : SpanBytes == 64 ? 2
+                                                       : 3;
+
+template <int SpanBytes>
+__device__ __forceinline__ uint64_t makeSmemDesc(uint32_t addr,
+                                                 uint32_t lboBytes,
+                                                 uint32_t sboBytes) {
+  static_assert(SpanBytes == 128 || SpanBytes == 64 || SpanBytes == 32,
+                "wgmma reads 128-, 64- or 32-byte swizzled rows");
   uint64_t desc = (addr & 0x3FFFFu) >> 4;
   desc |= uint64_t((lboBytes >> 4) & 0x3FFFu) << 16;
   desc |= uint64_t((sboBytes >> 4) & 0x3FFFu) << 32;
-  desc |= uint64_t(1) << 62;
+  desc |= kSmemDescLayout<SpanBytes> << 62;
   return desc;
 }
 
@@ -34,17 +46,30 @@ __device__ __forceinline__ uint64_t makeSmemDescSw128(uint32_t addr,
 /// unused for swizzled K-major layouts. Step K inside the 128-byte row with
 /// descAdvance(desc, kBytes).
 __device__ __forceinline__ uint64_t descKMajorSw128(const void *tile) {
-  return makeSmemDescSw128(smemAddr(tile), 16, 1024);
+  return makeSmemDesc<128>(smemAddr(tile), 16, 1024);
+}
+
+/// The same for rows of 64 bytes of K (BK = 32 at 16 bits, 64 at 8 bits;
+/// TMA's 64-byte swizzle): 8-row groups 512 bytes apart, two K steps a row.
+__device__ __forceinline__ uint64_t descKMajorSw64(const void *tile) {
+  return makeSmemDesc<64>(smemAddr(tile), 16, 512);
+}
+
+/// The same for rows of 32 bytes of K (BK = 16 at 16 bits, 32 at 8 bits;
+/// TMA's 32-byte swizzle): 8-row groups 256 bytes apart, one K step a row.
+__device__ __forceinline__ uint64_t descKMajorSw32(const void *tile) {
+  return makeSmemDesc<32>(smemAddr(tile), 16, 256);
 }
 
 /// MN-major operand of a 16-bit type: the tile is stored K rows x 64 MN
 /// elements per 128-byte row (one TMA box per 64 MN columns, boxes
 /// `mnBlockBytes` apart). LBO = distance between 64-wide MN blocks, SBO =
 /// distance between groups of 8 K rows (1024). Step K by 16 rows with
-/// descAdvance(desc, 16 * 128).
+/// descAdvance(desc, 16 * 128). (The only MN-major span: wgmma's N is at
+/// least 64 here, so MN-major rows are at least 128 bytes.)
 __device__ __forceinline__ uint64_t descMNMajorSw128(const void *tile,
                                                      uint32_t mnBlockBytes) {
-  return makeSmemDescSw128(smemAddr(tile), mnBlockBytes, 1024);
+  return makeSmemDesc<128>(smemAddr(tile), mnBlockBytes, 1024);
 }
 
 /// Moves the start address by `bytes` (a multiple of 16). The hardware applies
