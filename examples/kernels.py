@@ -354,6 +354,46 @@ def _gemm_pointer(ty, bm, bn, bk, group_m=8, a_column_major=False, kernel=None):
     )
 
 
+@triton.jit
+def matmul_scale_silu_kernel(a_desc, b_desc, c_desc, scale_ptr, M, N, K,
+                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                             GROUP_SIZE_M: tl.constexpr):
+    """C = SiLU((A @ B^T) * scale[:, None]): a per-row scale read by pointer and an activation
+    in the epilogue (a dequantized linear layer followed by its gate, say). The epilogue's
+    element-wise chain must not cost registers beyond the accumulator's.
+    """
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for off_k in range(0, K, BLOCK_K):
+        a = a_desc.load([off_m, off_k])
+        b = b_desc.load([off_n, off_k])
+        acc = tl.dot(a, b.T, acc)
+    rows = off_m + tl.arange(0, BLOCK_M)
+    scale = tl.load(scale_ptr + rows, mask=rows < M, other=0.0)
+    acc = acc * scale[:, None]
+    acc = acc * tl.sigmoid(acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+def _gemm_scale_silu(in_ty, out_ty, bm, bn, bk, group_m=8):
+    return dict(
+        kernel=matmul_scale_silu_kernel,
+        descriptors={"a_desc": (in_ty, [bm, bk]), "b_desc": (in_ty, [bn, bk]), "c_desc": (out_ty, [bm, bn])},
+        scalars={"scale_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
+        divisible_by_16=["scale_ptr", "M", "N", "K"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
+    )
+
+
 def _gemm_kn(in_ty, out_ty, bm, bn, bk, group_m=8):
     return dict(
         kernel=matmul_kn_kernel,
@@ -436,4 +476,7 @@ EXAMPLES = {
     "gemm_bf16_bk16": _gemm("bf16", "bf16", 128, 128, 16),
     "gemm_fp8_bk32": _gemm("fp8e4nv", "fp16", 128, 128, 32),
     "gemm_kn_fp16_bk32": _gemm_kn("fp16", "fp16", 128, 128, 32),
+    # A per-row scale and SiLU in the epilogue.
+    "gemm_scale_silu_fp16": _gemm_scale_silu("fp16", "fp16", 128, 256, 64),
+    "gemm_scale_silu_fp16_128x128": _gemm_scale_silu("fp16", "fp16", 128, 128, 64),
 }

@@ -49,6 +49,10 @@ KERNELS = {
     "examples/gemm_ptr_fp16_a_colmajor": (os.path.join(EXAMPLES, "gemm_ptr_fp16_a_colmajor.ttir"),
                                           "pointer_gemm_a_colmajor_128x128"),
     "examples/gemm_blockptr_fp16": (os.path.join(EXAMPLES, "gemm_blockptr_fp16.ttir"), "pointer_gemm_128x256"),
+    # A per-row scale and SiLU in the epilogue.
+    "examples/gemm_scale_silu_fp16": (os.path.join(EXAMPLES, "gemm_scale_silu_fp16.ttir"), "scale_silu"),
+    "examples/gemm_scale_silu_fp16_128x128": (os.path.join(EXAMPLES, "gemm_scale_silu_fp16_128x128.ttir"),
+                                              "scale_silu"),
 }
 
 # The pointer-tile kernels build the defaults and a few variants, not the
@@ -187,7 +191,7 @@ def kernel_jobs(sweep):
     jobs = []
     for kid, (ttir, workload) in KERNELS.items():
         for name, options in configs(sweep):
-            if ("gemm_ptr" in kid or "gemm_blockptr" in kid) and name not in POINTER_CONFIGS:
+            if ("gemm_ptr" in kid or "gemm_blockptr" in kid or "scale_silu" in kid) and name not in POINTER_CONFIGS:
                 continue
             # One consumer group cannot hold a 128 x 256 accumulator in
             # registers; the G1 variant is only built where it fits.

@@ -223,6 +223,24 @@ def run_pointer_gemm(k, m, n, kk, gen, tile=(128, 128), a_column_major=False):
     return c, a_ref @ b32, untouched(cst, c), ("f16", "f16")
 
 
+def run_scale_silu(k, m, n, kk, gen):
+    """C = SiLU((A B^T) * scale[:, None]) (examples/kernels.py,
+    matmul_scale_silu_kernel): the scale by pointer, fp32; one program per
+    tile in the grouped order."""
+    a_dt, c_dt = DTYPES[k.dtype(0)], DTYPES[k.dtype(2)]
+    bm, bn = k.box(0)[0], k.box(1)[0]
+    a, a32 = rand(m, kk, a_dt, gen)
+    b, b32 = rand(n, kk, a_dt, gen)
+    scale = torch.rand(m, device="cuda", generator=gen) + 0.5
+    c, cst = nan_poisoned_out(m, n, c_dt)
+    args = desc_args(a) + desc_args(b) + desc_args(c) + [scale, m, n, kk]
+    k.kernel(*args, grid=(cdiv(m, bm) * cdiv(n, bn),))
+    torch.cuda.synchronize()
+    ref = a32 @ b32.T * scale[:, None]
+    ref = ref * torch.sigmoid(ref)
+    return c, ref, untouched(cst, c), (k.dtype(0), k.dtype(2))
+
+
 RUNNERS = {
     "gemm": run_gemm,
     "gemm_kn": run_gemm_kn,
@@ -230,6 +248,7 @@ RUNNERS = {
     "batched": run_batched,
     "bias_relu": run_bias_relu,
     "grouped": run_grouped,
+    "scale_silu": run_scale_silu,
     "pointer_gemm_128x256": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 256)),
     "pointer_gemm_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 128)),
     "pointer_gemm_a_colmajor_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(

@@ -1,4 +1,5 @@
-//===- Emitter.h - the CUDA emitter's state, shared by its parts -*- C++ -*-===//
+//===- Emitter.h - the CUDA emitter's state, shared by its parts -*- C++
+//-*-===//
 //
 // Translates the IR that -tawa-aref-lowering -tawa-layout-assignment leave
 // (DESIGN.md §2.2, §2.3) op by op into CUDA C++ over the tawa device library,
@@ -62,7 +63,6 @@
 #include <cstdio>
 #include <set>
 #include <string>
-
 
 namespace tawa {
 /// Internal to lib/Target: the emitter behind emitCuda.
@@ -245,8 +245,8 @@ private:
   static std::string regIndex(Lay lay);
   /// A loop-carried tensor that is not an accumulator chain (softmax
   /// statistics): its array, copied from the initial value.
-  LogicalResult bindCarriedReg(Value init, Value arg, Value res,
-                               Operation *op, std::string &var);
+  LogicalResult bindCarriedReg(Value init, Value arg, Value res, Operation *op,
+                               std::string &var);
   void emitFill(const Acc &acc, StringRef value) {
     line() << "#pragma unroll\n";
     line() << "for (int f = 0; f < " << acc.frags << "; ++f)\n";
@@ -284,6 +284,14 @@ private:
   DenseMap<Value, std::string> names;
   DenseMap<Value, Acc> accs;
   DenseMap<Value, Reg> regs;
+  /// Element-wise accumulator-layout values not materialized: the one op
+  /// that reads them computes them per element, in its own loop
+  /// (fusesIntoUser). An epilogue's activation (x * sigmoid(x)) then keeps
+  /// one array live instead of one per operation.
+  DenseMap<Value, std::string> fusedExprs;
+  bool fusesIntoUser(Operation *op);
+  /// The op whose loop computes `op`'s fused value (itself if not fused).
+  Operation *fusedInto(Operation *op);
   DenseMap<Value, SmemTile> tiles;
   DenseMap<Value, Converted> converted;
   struct Ring {
@@ -312,10 +320,10 @@ private:
   /// Device-built tensor maps: global slots per SM (`tawaTensorMaps`) and
   /// 128-byte shared staging buffers, one per creating warp.
   struct DeviceMap {
-    int64_t slot;                 ///< first slot (consumers: + cg)
-    SmallVector<int64_t, 2> box;  ///< outermost first
-    std::string elem;             ///< TensorMapElem
-    int64_t spanBytes = 128;      ///< the box's swizzle span (tileSwizzle)
+    int64_t slot;                ///< first slot (consumers: + cg)
+    SmallVector<int64_t, 2> box; ///< outermost first
+    std::string elem;            ///< TensorMapElem
+    int64_t spanBytes = 128;     ///< the box's swizzle span (tileSwizzle)
   };
   DenseMap<Operation *, DeviceMap> deviceMaps;
   int64_t deviceMapSlots = 0;

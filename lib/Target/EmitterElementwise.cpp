@@ -30,9 +30,7 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
   auto bin = [&](StringRef sym) {
     return "(" + x[0] + " " + sym.str() + " " + x[1] + ")";
   };
-  auto cast = [&](const std::string &e) {
-    return "(" + ctype.str() + ")" + e;
-  };
+  auto cast = [&](const std::string &e) { return "(" + ctype.str() + ")" + e; };
   // 16-bit floats take part in arithmetic as float.
   auto toFloat = [&](unsigned i) {
     Type t = elemOf(i);
@@ -83,8 +81,8 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
           [&](auto) { return "fmaxf(" + x[0] + ", " + x[1] + ")"; })
       .Case<arith::MinimumFOp, arith::MinNumFOp>(
           [&](auto) { return "fminf(" + x[0] + ", " + x[1] + ")"; })
-      .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp,
-            arith::FPToSIOp>([&](auto) { return cast(x[0]); })
+      .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp, arith::FPToSIOp>(
+          [&](auto) { return cast(x[0]); })
       .Case<arith::ExtUIOp>([&](auto) {
         return elemOf(0).isInteger(1) ? cast(x[0]) : cast(uns(0));
       })
@@ -98,16 +96,14 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
       .Case<math::Log2Op>([&](auto) { return "log2f(" + x[0] + ")"; })
       .Case<math::SqrtOp>([&](auto) { return "sqrtf(" + x[0] + ")"; })
       .Case<math::AbsFOp>([&](auto) { return "fabsf(" + x[0] + ")"; })
-      .Case<arith::SelectOp>([&](auto) {
-        return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
-      })
+      .Case<arith::SelectOp>(
+          [&](auto) { return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")"; })
       .Case<tt::AddPtrOp>([&](auto) { return "(" + x[0] + " + " + x[1] + ")"; })
       .Case<tt::IntToPtrOp>([&](auto) {
         return "reinterpret_cast<" + ctype.str() + ">(" + x[0] + ")";
       })
-      .Case<tt::PtrToIntOp>([&](auto) {
-        return "reinterpret_cast<int64_t>(" + x[0] + ")";
-      })
+      .Case<tt::PtrToIntOp>(
+          [&](auto) { return "reinterpret_cast<int64_t>(" + x[0] + ")"; })
       .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) {
         using P = arith::CmpIPredicate;
         switch (cmp.getPredicate()) {
@@ -246,6 +242,40 @@ LogicalResult Emitter::emitTensorOp(Operation *op) {
   return emitElementwise(op);
 }
 
+/// Whether `op` is computed inside its only user's loop instead of its own.
+/// Only in accumulator layout, for pure element-wise arithmetic whose one
+/// user (element-wise, accumulator layout, not a conversion staged by a
+/// store) follows it in the same block with nothing but element-wise
+/// arithmetic in between, and not in a block that issues products (the
+/// software-pipelined loops of attention keep their schedule as written).
+bool Emitter::fusesIntoUser(Operation *op) {
+  auto isArith = [](Operation *o) {
+    return isa<arith::ArithDialect, math::MathDialect>(o->getDialect()) &&
+           o->getNumRegions() == 0 && isPure(o);
+  };
+  if (!isArith(op) || op->getNumResults() != 1 ||
+      !op->getResult(0).hasOneUse() || layoutAttrOf(op->getResult(0)) != "acc")
+    return false;
+  Operation *user = *op->getResult(0).getUsers().begin();
+  if (user->getBlock() != op->getBlock() || !isArith(user) ||
+      user->getNumResults() != 1 || layoutAttrOf(user->getResult(0)) != "acc" ||
+      isa<arith::TruncFOp, arith::ExtFOp>(user))
+    return false;
+  for (Operation *o = op->getNextNode(); o && o != user; o = o->getNextNode())
+    if (!isArith(o))
+      return false;
+  for (Operation &o : *op->getBlock())
+    if (isa<tt::DotOp, DotAsyncOp>(o))
+      return false;
+  return true;
+}
+
+Operation *Emitter::fusedInto(Operation *op) {
+  while (op->getNumResults() == 1 && fusedExprs.count(op->getResult(0)))
+    op = *op->getResult(0).getUsers().begin();
+  return op;
+}
+
 LogicalResult Emitter::emitElementwise(Operation *op) {
   Value res = op->getResult(0);
   auto type = cast<RankedTensorType>(res.getType());
@@ -286,15 +316,34 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
   if (expr.empty())
     return error(op) << "unsupported tensor operation '" << op->getName()
                      << "'";
+  if (*lay == Lay::Acc && fusesIntoUser(op)) {
+    fusedExprs[res] = "(" + expr + ")";
+    return success();
+  }
 
   Reg target;
   if (*lay == Lay::Acc && elem.isF32()) {
-    // Update an accumulator in place when this op is its only reader, so
-    // that a rescaled accumulator stays the register array wgmma writes.
+    // Update an accumulator in place when this op is its only reader (the
+    // ops fused into it count as this op), so that a rescaled accumulator
+    // stays the register array wgmma writes.
+    auto onlyReader = [&](Value v) {
+      return llvm::all_of(v.getUsers(), [&](Operation *u) {
+        return u == op || fusedInto(u) == op;
+      });
+    };
     std::optional<Acc> into;
     for (Value v : op->getOperands())
-      if (accs.count(v) && v.hasOneUse())
+      if (accs.count(v) && onlyReader(v))
         into = accs.lookup(v);
+    // Values read by the ops fused into this one, too.
+    SmallVector<Value> work(op->getOperands());
+    while (!into && !work.empty()) {
+      Value v = work.pop_back_val();
+      if (accs.count(v) && onlyReader(v))
+        into = accs.lookup(v);
+      if (Operation *def = v.getDefiningOp(); def && fusedExprs.count(v))
+        work.append(def->operand_begin(), def->operand_end());
+    }
     if (!into)
       into = newAcc(frags, cols);
     target.lay = Lay::Acc;
@@ -310,16 +359,15 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
     regs[res] = *r;
   }
   emitRegLoops(target);
-  line() << "    " << target.array << regIndex(*lay) << " = " << expr
-         << ";\n";
+  line() << "    " << target.array << regIndex(*lay) << " = " << expr << ";\n";
   return success();
 }
 
 /// The register array (`name[f]` is one fragment's float[N / 2]) of an
 /// accumulator-layout tile: an accumulator chain or an element-wise result.
 static std::optional<std::pair<std::string, int64_t>>
-fragmentArray(const DenseMap<Value, Acc> &accs, const DenseMap<Value, Reg> &regs,
-              Value v) {
+fragmentArray(const DenseMap<Value, Acc> &accs,
+              const DenseMap<Value, Reg> &regs, Value v) {
   if (auto acc = accs.find(v); acc != accs.end())
     return std::make_pair(acc->second.name, acc->second.cols);
   if (auto r = regs.find(v);
@@ -336,8 +384,8 @@ LogicalResult Emitter::emitReduce(tt::ReduceOp op) {
     return error(op) << "only reductions of one tensor are supported";
   auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto axis = op->getAttrOfType<IntegerAttr>("axis");
-  if (!type || type.getRank() != 2 || !type.getElementType().isF32() ||
-      !axis || axis.getInt() != 1)
+  if (!type || type.getRank() != 2 || !type.getElementType().isF32() || !axis ||
+      axis.getInt() != 1)
     return error(op) << "only row reductions (axis 1) of f32 tiles are "
                         "supported by CUDA emission";
   FailureOr<Lay> lay = layoutOf(op->getResult(0), op);
@@ -362,14 +410,13 @@ LogicalResult Emitter::emitReduce(tt::ReduceOp op) {
     return error(op) << "a reduction's combiner must be one operation of its "
                         "two arguments";
   std::string expr = elementExpr(combine, {"a", "b"}, "float");
-  if (expr.empty() || !isa<arith::AddFOp, arith::MulFOp, arith::MaxNumFOp,
-                            arith::MaximumFOp, arith::MinNumFOp,
-                            arith::MinimumFOp>(combine))
-    return error(op) << "unsupported reduction combiner '"
-                     << combine->getName() << "'";
-  FailureOr<Reg> out =
-      declareReg(Lay::Row, cast<RankedTensorType>(op->getResult(0).getType()),
-                 op);
+  if (expr.empty() ||
+      !isa<arith::AddFOp, arith::MulFOp, arith::MaxNumFOp, arith::MaximumFOp,
+           arith::MinNumFOp, arith::MinimumFOp>(combine))
+    return error(op) << "unsupported reduction combiner '" << combine->getName()
+                     << "'";
+  FailureOr<Reg> out = declareReg(
+      Lay::Row, cast<RankedTensorType>(op->getResult(0).getType()), op);
   if (failed(out))
     return failure();
   // Each thread combines its own columns of its two rows, then the quad

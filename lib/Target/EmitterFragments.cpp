@@ -109,6 +109,14 @@ static std::string rowIndex(Lay target, int64_t frags) {
 }
 
 FailureOr<std::string> Emitter::at(Value v, Lay target, Operation *user) {
+  if (auto fused = fusedExprs.find(v); fused != fusedExprs.end()) {
+    if (target != Lay::Acc) {
+      error(user) << "internal error: a fused accumulator-layout value read "
+                     "in a row or column layout";
+      return failure();
+    }
+    return fused->second;
+  }
   auto acc = accs.find(v);
   if (acc != accs.end()) {
     if (target != Lay::Acc) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The CUDA that tawac writes for every GEMM-family kernel and configuration
-of gpu/compiled/make_kernels.py (the 247 the GPU suite runs), as one SHA-256
+of gpu/compiled/make_kernels.py (the 259 the GPU suite runs), as one SHA-256
 per kernel and configuration, against a recorded list.
 
 The emitter is being reorganized and extended (attention); the GEMM kernels
