@@ -104,10 +104,8 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
   bool rebuiltMaps = false;
   consumer.walk([&](Operation *op) {
     if (isa<tt::MakeTensorDescOp>(op))
-      rebuiltMaps |=
-          op->getParentOfType<LoopLikeOpInterface>() &&
-          consumer.isAncestor(
-              op->getParentOfType<LoopLikeOpInterface>()->getParentRegion());
+      if (auto loop = op->getParentOfType<LoopLikeOpInterface>())
+        rebuiltMaps |= consumer.isAncestor(loop->getParentRegion());
     if (auto store = dyn_cast<tt::DescriptorStoreOp>(op))
       stores.push_back(store);
   });

@@ -147,9 +147,6 @@ struct Stride {
   Value atom;
   int64_t factor = 1;
   bool isOne() const { return !atom && factor == 1; }
-  bool operator==(const Stride &o) const {
-    return atom == o.atom && factor == o.factor;
-  }
 };
 
 /// One dimension of an affine tile: element i of it is at coordinate
