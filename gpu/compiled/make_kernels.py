@@ -173,8 +173,10 @@ ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOTURN", ["--issue-turns=false"]),
                      ("NOCOARSE", ["--coarse-pipeline=false"])]
 # Causal kernels: also the program walk in its grouped order, not heaviest
-# query blocks first, and the one masked loop left whole.
-CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"]), ("NOSPLIT", ["--split-masked-loops=false"])]
+# query blocks first, the masked loop split in two (the unmasked prefix,
+# the band) rather than its mask guarded, and the masked loop left whole.
+CAUSAL_CONFIGS = [("NOHF", ["--heavy-first=false"]), ("SPLIT", ["--masked-loop-mode=split"]),
+                  ("NOSPLIT", ["--split-masked-loops=false"])]
 
 
 def attention_jobs():

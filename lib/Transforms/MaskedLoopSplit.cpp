@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace tawa {
 #define GEN_PASS_DEF_MASKEDLOOPSPLIT
@@ -130,11 +131,91 @@ std::optional<Mask> matchMask(arith::CmpIOp cmp, scf::ForOp loop) {
 
 struct MaskedLoopSplit
     : public tawa::impl::MaskedLoopSplitBase<MaskedLoopSplit> {
+  using MaskedLoopSplitBase::MaskedLoopSplitBase;
+
   void runOnOperation() override {
+    if (mode != "guard" && mode != "split") {
+      getOperation().emitError()
+          << "-tawa-masked-loop-split: mode must be 'guard' or 'split', not '"
+          << mode << "'";
+      return signalPassFailure();
+    }
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
       split(loop);
+  }
+
+  /// Moves the selects on `cmp`, `cmp` and the loop-body values only they
+  /// read into `scf.if iv >= split`; the else branch yields the selects'
+  /// true values. False (nothing changed) where they cannot move as a unit.
+  bool guard(scf::ForOp loop, arith::CmpIOp cmp, Value split) {
+    Block *body = loop.getBody();
+    SmallVector<arith::SelectOp> selects;
+    for (Operation *user : cmp->getUsers()) {
+      auto select = dyn_cast<arith::SelectOp>(user);
+      if (!select || select->getBlock() != body ||
+          select.getCondition() != cmp.getResult())
+        return false;
+      selects.push_back(select);
+    }
+    llvm::sort(selects, [](arith::SelectOp a, arith::SelectOp b) {
+      return a->isBeforeInBlock(b);
+    });
+    Operation *last = selects.back();
+    // Every select's users come after the last one, where the if goes.
+    for (arith::SelectOp select : selects)
+      for (Operation *user : select->getUsers()) {
+        Operation *inBody = body->findAncestorOpInBlock(*user);
+        if (!inBody || inBody == last || inBody->isBeforeInBlock(last))
+          return false;
+      }
+    // The comparison and what only it reads, found backwards in block order
+    // so that an op is considered after all its users.
+    // The selects join the set after the walk: their other operands (S
+    // itself) stay outside.
+    llvm::SmallPtrSet<Operation *, 16> moved;
+    moved.insert(cmp);
+    for (Operation &op : llvm::reverse(*body)) {
+      if (moved.contains(&op) || &op == body->getTerminator() ||
+          op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+          !op.isBeforeInBlock(cmp) || op.use_empty())
+        continue;
+      if (llvm::all_of(op.getUsers(),
+                       [&](Operation *user) { return moved.contains(user); }))
+        moved.insert(&op);
+    }
+    for (arith::SelectOp select : selects)
+      moved.insert(select);
+    SmallVector<Operation *> order;
+    for (Operation &op : *body)
+      if (moved.contains(&op))
+        order.push_back(&op);
+
+    OpBuilder b(last->getBlock(), std::next(Block::iterator(last)));
+    Location loc = cmp.getLoc();
+    Value onBand = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         loop.getInductionVar(), split);
+    SmallVector<Type> types;
+    for (arith::SelectOp select : selects)
+      types.push_back(select.getType());
+    auto ifOp = scf::IfOp::create(b, loc, types, onBand,
+                                  /*withElseRegion=*/true);
+    for (auto [i, select] : llvm::enumerate(selects))
+      select.getResult().replaceAllUsesWith(ifOp.getResult(i));
+    Block *thenBlock = ifOp.thenBlock();
+    for (Operation *op : order)
+      op->moveBefore(thenBlock, thenBlock->end());
+    OpBuilder tb = OpBuilder::atBlockEnd(thenBlock);
+    SmallVector<Value> thenValues, elseValues;
+    for (arith::SelectOp select : selects) {
+      thenValues.push_back(select.getResult());
+      elseValues.push_back(select.getTrueValue());
+    }
+    scf::YieldOp::create(tb, loc, thenValues);
+    OpBuilder eb = OpBuilder::atBlockEnd(ifOp.elseBlock());
+    scf::YieldOp::create(eb, loc, elseValues);
+    return true;
   }
 
   void split(scf::ForOp loop) {
@@ -176,6 +257,9 @@ struct MaskedLoopSplit
         b, loc, lb, arith::MulIOp::create(b, loc, k, loop.getStep()));
     split = arith::MaxSIOp::create(
         b, loc, lb, arith::MinSIOp::create(b, loc, split, ub));
+
+    if (mode == "guard" && guard(loop, mask->cmp, split))
+      return;
 
     // The unmasked prefix: a copy of the loop up to split, every select on
     // the mask replaced by its true value.

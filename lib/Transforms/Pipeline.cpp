@@ -44,8 +44,11 @@ void addProgramPasses(OpPassManager &pm,
     funcPm.addPass(createPersistentPrograms(persistent));
   }
   // After persistence: its heavy-first walk reads the unsplit loop bound.
-  if (options.splitMaskedLoops)
-    funcPm.addPass(createMaskedLoopSplit());
+  if (options.splitMaskedLoops) {
+    MaskedLoopSplitOptions masked;
+    masked.mode = options.maskedLoopMode;
+    funcPm.addPass(createMaskedLoopSplit(masked));
+  }
   funcPm.addPass(createPartitionAnnotation());
 }
 

@@ -70,6 +70,9 @@ Options:
                        grain (tawac --coarse-pipeline=false)
   --no-issue-turns     cooperative groups do not take turns issuing their
                        products (tawac --issue-turns=false)
+  --masked-loop-mode M guard (default) or split: how a loop whose mask keeps
+                       every element on a prefix of its iterations drops
+                       the mask there (tawac --masked-loop-mode)
   --turn-variant NAME  run the cooperative groups' issue turns with a
                        deliberately broken protocol (a seeded bug the check
                        must catch): turn-no-first-pass, turn-no-last-take,
@@ -185,7 +188,10 @@ std::string configName(const tawa::WarpSpecializationOptions &c) {
               ? " optimal"
               : "") +
          (c.coarsePipeline ? "" : " no-coarse") +
-         (c.issueTurns ? "" : " no-turns");
+         (c.issueTurns ? "" : " no-turns") +
+         (c.maskedLoopMode == tawa::WarpSpecializationOptions().maskedLoopMode
+              ? ""
+              : " masked-loop-mode=" + c.maskedLoopMode);
 }
 
 /// Every configuration the compiler accepts (and some it rejects, which the
@@ -317,6 +323,14 @@ int interpCommand(int argc, char **argv) {
     } else if (arg == "--no-issue-turns") {
       config.issueTurns = false;
       configGiven = true;
+    } else if (arg == "--masked-loop-mode") {
+      std::string which = value();
+      if (which != "guard" && which != "split")
+        usageError("option '--masked-loop-mode' takes 'guard' or 'split', "
+                   "got '" +
+                   which + "'");
+      config.maskedLoopMode = which;
+      configGiven = true;
     } else if (arg == "--turn-variant") {
       std::string name = value();
       std::optional<tawa::protocol::IssueTurnVariant> v =
@@ -374,7 +388,8 @@ int interpCommand(int argc, char **argv) {
     usageError("--sweep chooses the configurations itself: it takes neither "
                "--aref-depth, --mma-depth, --consumer-groups, --pingpong, "
                "--no-pingpong, --no-persistent, --pair-programs, --schedule, "
-               "--no-coarse-pipeline, --no-issue-turns nor --ws-ir");
+               "--no-coarse-pipeline, --no-issue-turns, --masked-loop-mode "
+               "nor --ws-ir");
   if ((config.pairPrograms == Pair::X || config.pairPrograms == Pair::Y) &&
       !config.persistent)
     usageError("--pair-programs needs a persistent kernel: it cannot go "

@@ -193,6 +193,15 @@ cl::opt<bool> splitMaskedLoops(
              "prefix and the rest (default: on)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<std::string> maskedLoopMode(
+    "masked-loop-mode",
+    cl::desc("With --split-masked-loops: 'guard' keeps one loop and runs the "
+             "mask's comparison and select only on the iterations where it "
+             "may drop an element (a branch on the induction variable), so a "
+             "pipelined loop is expanded once; 'split' makes two loops, the "
+             "unmasked prefix and the rest (default: guard)"),
+    cl::init("guard"), cl::cat(tawacCategory));
+
 cl::opt<bool> issueTurns(
     "issue-turns",
     cl::desc("With --coarse-pipeline, two cooperative consumer warp groups "
@@ -398,6 +407,13 @@ int main(int argc, char **argv) {
     options.warpSpecialization.issueTurns = issueTurns;
     options.warpSpecialization.heavyFirst = heavyFirst;
     options.warpSpecialization.splitMaskedLoops = splitMaskedLoops;
+    if (maskedLoopMode != "guard" && maskedLoopMode != "split") {
+      llvm::errs() << "tawac: error: --masked-loop-mode must be 'guard' or "
+                      "'split', not '"
+                   << maskedLoopMode << "'\n";
+      return 1;
+    }
+    options.warpSpecialization.maskedLoopMode = maskedLoopMode;
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
     options.warpSpecialization.pingpong =

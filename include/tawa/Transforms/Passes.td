@@ -288,10 +288,26 @@ def MaskedLoopSplit : Pass<"tawa-masked-loop-split", "::tawa::tt::FuncOp"> {
     changes: the second loop computes exactly what the original computed for
     its iterations, the first what it computed with a mask that was all true.
 
+    With `mode=guard` (the default) the loop stays one loop and only the
+    mask is made conditional: the select, its comparison and the loop-body
+    values that only the comparison reads (the column vector) move into an
+    `scf.if i >= split` whose else branch yields the select's true value.
+    The iterations before split skip the comparison and select as the split
+    loop's prefix would, and the loop keeps one body, so a pipelined loop is
+    expanded (prologue, steady state, epilogue) once rather than twice and
+    the pipeline does not drain between the two parts. Where the selects
+    cannot move (the comparison has other users, or a select's result is
+    used before the last select) guard mode splits instead.
+    `mode=split`: the two loops, always.
+
     Runs after -tawa-persistent-programs (its heavy-first walk reads the
     original loop bound). -tawa-loop-distribution lets the two loops share
     their K and V rings.
   }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"guard\"",
+           "guard: one loop, the mask under scf.if i >= split; split: two loops">,
+  ];
 }
 
 def CoarsePipeline : Pass<"tawa-coarse-pipeline", "::tawa::tt::FuncOp"> {

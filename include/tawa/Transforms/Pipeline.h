@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
+#include <string>
 
 namespace tawa {
 
@@ -61,6 +62,9 @@ struct WarpSpecializationOptions {
   /// iterations (-tawa-masked-loop-split: causal attention's off-band key
   /// blocks run without the mask).
   bool splitMaskedLoops = true;
+  /// How: "guard" (one loop, the mask under a branch on the induction
+  /// variable) or "split" (two loops).
+  std::string maskedLoopMode = "guard";
 };
 
 /// The supported-subset check (module level).
