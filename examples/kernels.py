@@ -384,6 +384,44 @@ def matmul_scale_silu_kernel(a_desc, b_desc, c_desc, scale_ptr, M, N, K,
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
+@triton.jit
+def matmul_axpby_kernel(a_desc, b_desc, c_desc, d_desc, alpha, beta, M, N, K,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                        GROUP_SIZE_M: tl.constexpr):
+    """D = alpha * (A @ B^T) + beta * C (BLAS's GEMM): a tile of C, read through a descriptor in
+    the epilogue, combined with the accumulator.
+    """
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for off_k in range(0, K, BLOCK_K):
+        a = a_desc.load([off_m, off_k])
+        b = b_desc.load([off_n, off_k])
+        acc = tl.dot(a, b.T, acc)
+    c = c_desc.load([off_m, off_n]).to(tl.float32)
+    d = alpha * acc + beta * c
+    d_desc.store([off_m, off_n], d.to(d_desc.dtype))
+
+
+def _gemm_axpby(ty, bm, bn, bk, group_m=8):
+    return dict(
+        kernel=matmul_axpby_kernel,
+        descriptors={"a_desc": (ty, [bm, bk]), "b_desc": (ty, [bn, bk]), "c_desc": (ty, [bm, bn]),
+                     "d_desc": (ty, [bm, bn])},
+        scalars={"alpha": "fp32", "beta": "fp32", "M": "i32", "N": "i32", "K": "i32"},
+        divisible_by_16=["M", "N", "K"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_SIZE_M": group_m},
+    )
+
+
 def _gemm_scale_silu(in_ty, out_ty, bm, bn, bk, group_m=8):
     return dict(
         kernel=matmul_scale_silu_kernel,
@@ -479,4 +517,7 @@ EXAMPLES = {
     # A per-row scale and SiLU in the epilogue.
     "gemm_scale_silu_fp16": _gemm_scale_silu("fp16", "fp16", 128, 256, 64),
     "gemm_scale_silu_fp16_128x128": _gemm_scale_silu("fp16", "fp16", 128, 128, 64),
+    # D = alpha * A B^T + beta * C: C read by descriptor in the epilogue.
+    "gemm_axpby_bf16": _gemm_axpby("bf16", 128, 256, 64),
+    "gemm_axpby_bf16_128x128": _gemm_axpby("bf16", 128, 128, 64),
 }

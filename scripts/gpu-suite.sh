@@ -105,7 +105,7 @@ KS=256,512,1024,2048,4096,8192,16384
 RESULTS=$B/bench-results
 rm -rf "$RESULTS" "$B"/family-*.json
 rm -f "$B"/attention-*.json "$B"/attention-table.txt "$B"/jit-suite.json "$B"/jit-table.txt \
-  "$B"/pointer-gemm.json
+  "$B"/pointer-gemm.json "$B"/epilogue-gemm.json
 mkdir -p "$B"
 if want gemm; then
 # With enable_testing() at the top level one ctest run sees every test;
@@ -154,6 +154,10 @@ if [ -f "$MANIFEST" ]; then
   # GEMMs written with tensors of pointers (the tutorial style), M = N = K = 8192.
   step "bench pointer GEMMs (tawa/Triton/cuBLAS)" 150 python3 bench/pointer_gemm_bench.py \
     --manifest "$MANIFEST" --json "$B/pointer-gemm.json"
+  # Epilogues that read more than the accumulator: a per-row scale + SiLU,
+  # D = alpha A B^T + beta C (C by descriptor), 8192^3.
+  step "bench epilogue GEMMs (tawa/Triton/cuBLAS)" 150 python3 bench/epilogue_gemm_bench.py \
+    --manifest "$MANIFEST" --json "$B/epilogue-gemm.json"
   # Every compiled kernel under every configuration (ring depths, lags,
   # groups, ping-pong, persistence, optimal schedule), small instances.
   # (a CUBIN identical to one already checked, e.g. G2 where two groups are
@@ -285,6 +289,7 @@ if [ -n "$OUT" ]; then
   [ -f "$B/compiled-check.json" ] && cp "$B/compiled-check.json" "$OUT/"
   [ -f "$B/tune.json" ] && cp "$B/tune.json" "$OUT/"
   [ -f "$B/pointer-gemm.json" ] && cp "$B/pointer-gemm.json" "$OUT/"
+  [ -f "$B/epilogue-gemm.json" ] && cp "$B/epilogue-gemm.json" "$OUT/"
   for f in "$B"/family-*.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
   [ -f "$B/attention-bench.json" ] && cp "$B/attention-bench.json" "$OUT/"
   [ -f "$B/attention.png" ] && cp "$B/attention.png" "$OUT/"

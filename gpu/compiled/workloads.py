@@ -241,6 +241,23 @@ def run_scale_silu(k, m, n, kk, gen):
     return c, ref, untouched(cst, c), (k.dtype(0), k.dtype(2))
 
 
+def run_axpby(k, m, n, kk, gen):
+    """D = alpha (A B^T) + beta C (examples/kernels.py, matmul_axpby_kernel):
+    the tile of C loaded by descriptor in the epilogue; one program per tile
+    in the grouped order. C is random, D NaN-poisoned."""
+    dt, d_dt = DTYPES[k.dtype(0)], DTYPES[k.dtype(3)]
+    bm, bn = k.box(0)[0], k.box(1)[0]
+    a, a32 = rand(m, kk, dt, gen)
+    b, b32 = rand(n, kk, dt, gen)
+    c, c32 = rand(m, n, DTYPES[k.dtype(2)], gen)
+    d, dst = nan_poisoned_out(m, n, d_dt)
+    alpha, beta = 0.75, -1.25
+    args = desc_args(a) + desc_args(b) + desc_args(c) + desc_args(d) + [alpha, beta, m, n, kk]
+    k.kernel(*args, grid=(cdiv(m, bm) * cdiv(n, bn),))
+    torch.cuda.synchronize()
+    return d, alpha * (a32 @ b32.T) + beta * c32, untouched(dst, d), (k.dtype(0), k.dtype(3))
+
+
 RUNNERS = {
     "gemm": run_gemm,
     "gemm_kn": run_gemm_kn,
@@ -249,6 +266,7 @@ RUNNERS = {
     "bias_relu": run_bias_relu,
     "grouped": run_grouped,
     "scale_silu": run_scale_silu,
+    "axpby": run_axpby,
     "pointer_gemm_128x256": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 256)),
     "pointer_gemm_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 128)),
     "pointer_gemm_a_colmajor_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(

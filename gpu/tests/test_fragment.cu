@@ -2,8 +2,9 @@
 // (values are placed by the mapping and read back through it), row max/sum
 // with quad shuffles, row and column broadcasts, accumulator -> register A
 // conversion (f16, bf16, e4m3 with its byte permute; checked by feeding the
-// result to a register-A wgmma), and the stmatrix + TMA-store epilogue into a
-// 128B-swizzled tile, with clipping at tensor edges.
+// result to a register-A wgmma), the stmatrix + TMA-store epilogue into a
+// 128B-swizzled tile, with clipping at tensor edges, and its inverse: a
+// TMA-loaded tile read into the accumulator layout with ldmatrix.
 #include "common.cuh"
 #include "mma_host.cuh"
 #include "tawa/device/device.cuh"
@@ -318,6 +319,94 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
 }
 
 // ---------------------------------------------------------------------------
+// ldmatrix prologue of an epilogue operand: a 128 x 256 tile TMA loads as
+// four boxes of 128 rows x 64 columns (128-byte swizzle), as a ring slot
+// holds it; the warp group reads rows [64 Frag, 64 Frag + 64) into the
+// accumulator layout with loadAccBoxSwizzled and writes each element back
+// through the accumulator mapping.
+// ---------------------------------------------------------------------------
+
+template <typename T, int Frag>
+__global__ void __launch_bounds__(128, 1)
+    smemToAccKernel(const __grid_constant__ CUtensorMap mapC, float *out) {
+  extern __shared__ uint8_t raw[];
+  uint8_t *tile = reinterpret_cast<uint8_t *>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  __shared__ MBarrier bar;
+  if (threadIdx.x == 0) {
+    mbarrierInit(&bar, 1);
+    fenceMBarrierInit();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrierArriveExpectTx(&bar, 4 * 128 * 128);
+    for (int b = 0; b < 4; ++b)
+      tmaLoad2D(tile + b * 128 * 128, &mapC, &bar, 64 * b, 0);
+  }
+  mbarrierWait(&bar, 0);
+  T d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i)
+    d[i] = T(-1.0f);
+  const uint8_t *rows = tile + Frag * 64 * 128;
+  loadAccBoxSwizzled<T, 0>(rows, d);
+  loadAccBoxSwizzled<T, 1>(rows + 128 * 128, d);
+  loadAccBoxSwizzled<T, 2>(rows + 2 * 128 * 128, d);
+  loadAccBoxSwizzled<T, 3>(rows + 3 * 128 * 128, d);
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < 128; ++i)
+    out[(64 * Frag + accRow(tid, i)) * 256 + accCol(tid, i)] = float(d[i]);
+}
+
+template <MmaType T, int Frag>
+void runSmemToAcc(Report &rep, std::mt19937_64 &rng) {
+  using E = HostElem<T>;
+  using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
+  char name[96];
+  std::snprintf(name, sizeof name, "ldmatrix_smem_to_acc_%s_rows%d", E::kName,
+                64 * Frag);
+  std::uniform_real_distribution<float> dist(-8.f, 8.f);
+  std::vector<uint16_t> c(128 * 256);
+  for (auto &v : c)
+    v = E::fromFloat(dist(rng));
+  uint16_t *dc;
+  float *dout;
+  TAWA_CHECK_CUDA(cudaMalloc(&dc, c.size() * 2));
+  TAWA_CHECK_CUDA(cudaMalloc(&dout, c.size() * 4));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dc, c.data(), c.size() * 2, cudaMemcpyHostToDevice));
+  // NaN everywhere: rows the fragment does not cover must stay NaN.
+  TAWA_CHECK_CUDA(cudaMemset(dout, 0xff, c.size() * 4));
+  CUtensorMap mC = encodeTiled(E::kMapType, 2, dc, {128, 256}, {256},
+                               {128, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+  const int smem = 1024 + 4 * 128 * 128;
+  TAWA_CHECK_CUDA(
+      cudaFuncSetAttribute(smemToAccKernel<DevT, Frag>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  smemToAccKernel<DevT, Frag><<<1, 128, smem>>>(mC, dout);
+  TAWA_CHECK_LAUNCH();
+  std::vector<float> out(c.size());
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(dc));
+  TAWA_CHECK_CUDA(cudaFree(dout));
+  int bad = 0;
+  for (int r = 0; r < 128; ++r)
+    for (int col = 0; col < 256; ++col) {
+      const float got = out[r * 256 + col];
+      if (r / 64 == Frag)
+        bad += got != float(E::toDouble(c[r * 256 + col]));
+      else
+        bad += !std::isnan(got);
+    }
+  if (bad)
+    rep.fail(name, "%d wrong elements", bad);
+  else
+    rep.pass(name);
+}
+
+// ---------------------------------------------------------------------------
 // exp2Approx / expApprox (math.cuh) against the host's exp2 / exp.
 // ---------------------------------------------------------------------------
 
@@ -396,5 +485,7 @@ int main() {
   runEpilogue<MmaType::F16, true>(rep, "full", 64, 256, 0, 0, rng);
   runEpilogue<MmaType::BF16, true>(rep, "offset_clipped", 100, 296, 40, 64,
                                    rng);
+  runSmemToAcc<MmaType::F16, 0>(rep, rng);
+  runSmemToAcc<MmaType::BF16, 1>(rep, rng);
   return rep.exitCode();
 }

@@ -224,6 +224,8 @@ private:
   LogicalResult emitARegConversion(Operation *op);
   /// tt.reduce along the rows of an accumulator-layout tile.
   LogicalResult emitReduce(tt::ReduceOp op);
+  /// A shared-memory tile read into accumulator-layout registers.
+  LogicalResult emitSmemLoad(SmemLoadOp op);
   LogicalResult emitStore(tt::DescriptorStoreOp op);
   LogicalResult emitPointerStore(tt::StoreOp op);
   LogicalResult emitTensorOp(Operation *op);

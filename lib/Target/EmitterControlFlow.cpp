@@ -147,6 +147,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
     tiles[trans->getResult(0)] = t;
     return success();
   }
+  if (auto load = dyn_cast<SmemLoadOp>(op))
+    return emitSmemLoad(load);
   if (auto dot = dyn_cast<tt::DotOp>(op))
     return emitDot(dot);
   if (auto reduce = dyn_cast<tt::ReduceOp>(op))

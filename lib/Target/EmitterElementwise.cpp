@@ -261,8 +261,12 @@ bool Emitter::fusesIntoUser(Operation *op) {
       user->getNumResults() != 1 || layoutAttrOf(user->getResult(0)) != "acc" ||
       isa<arith::TruncFOp, arith::ExtFOp>(user))
     return false;
+  // Moving the computation to the user must not move it past anything
+  // that could change its operands; a slot's release (an mbarrier arrive)
+  // changes no register (an epilogue operand read from a slot into
+  // registers is released before it is combined), nor does a splat.
   for (Operation *o = op->getNextNode(); o && o != user; o = o->getNextNode())
-    if (!isArith(o))
+    if (!isArith(o) && !isa<MBarrierArriveOp, tt::SplatOp>(o))
       return false;
   for (Operation &o : *op->getBlock())
     if (isa<tt::DotOp, DotAsyncOp>(o))

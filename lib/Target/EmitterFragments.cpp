@@ -268,5 +268,50 @@ LogicalResult Emitter::bindCarriedReg(Value init, Value arg, Value res,
   return success();
 }
 
+LogicalResult Emitter::emitSmemLoad(SmemLoadOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "a shared-memory tile is read into registers only "
+                        "in the consumer partition";
+  auto it = tiles.find(op.getTile());
+  if (it == tiles.end())
+    return error(op) << "only a ring slot's tile can be read into registers";
+  const SmemTile &t = it->second;
+  auto type = cast<RankedTensorType>(op.getType());
+  FailureOr<Lay> lay = layoutOf(op.getResult(), op);
+  if (failed(lay))
+    return failure();
+  if (*lay != Lay::Acc || type.getRank() != 2)
+    return error(op) << "a tile loaded by TMA is read into registers only in "
+                        "the accumulator layout (combined with an "
+                        "accumulator), not as a row or column vector";
+  std::optional<std::pair<StringRef, StringRef>> names =
+      elemNames(type.getElementType());
+  std::optional<SmemSwizzle> swizzle = tileSwizzle(t.type);
+  // ldmatrix reads 16-bit elements; a box of the 128-byte swizzle holds 64
+  // of them per row, the width loadAccBoxSwizzled reads.
+  if (t.transposed || !names || elemBytes(type.getElementType()) != 2 ||
+      !swizzle || swizzle->spanBytes != 128)
+    return error(op) << "reading a tile loaded by TMA into the accumulator "
+                        "layout needs 16-bit elements (f16, bf16), rows of a "
+                        "multiple of 64 elements and no transpose; got "
+                     << type;
+  FailureOr<Reg> r = declareReg(Lay::Acc, type, op, "c");
+  if (failed(r))
+    return failure();
+  const int64_t rows = type.getShape()[0];
+  line() << "// " << t.ptr << " (" << swizzle->boxes << " boxes of " << rows
+         << " rows x 128 bytes) read into the accumulator layout: this "
+            "group's 64-row fragments, 64 columns per ldmatrix box.\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int f = 0; f < " << r->frags << "; ++f) {\n";
+  for (int64_t b = 0; b < swizzle->boxes; ++b)
+    line() << "  loadAccBoxSwizzled<" << names->first << ", " << b << ">("
+           << t.ptr << " + " << b * rows * 128 << " + (cg * " << r->frags
+           << " + f) * " << 64 * 128 << ", " << r->array << "[f]);\n";
+  line() << "}\n";
+  regs[op.getResult()] = *r;
+  return success();
+}
+
 } // namespace cuda
 } // namespace tawa

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace tawa {
 #define GEN_PASS_DEF_LAYOUTASSIGNMENT
@@ -83,12 +84,58 @@ void splitRematerializable(tt::FuncOp func) {
   }
 }
 
+/// Whether `user` reads `v`'s elements as data (rather than as a product's
+/// operand, a view, or a ring operation).
+bool readsElements(Operation *user) {
+  return isElementwise(user) || isConversion(user) ||
+         isa<tt::ReduceOp, tt::StoreOp, tt::DescriptorStoreOp>(user);
+}
+
+/// A tile that lives in shared memory (a ring slot) and is read element by
+/// element gets a tawa.smem.load before its first such reader in each block:
+/// the registers it fills take the readers' layout, while the slot keeps
+/// its own for the products that read it there. This is the conversion from
+/// shared memory to the accumulator layout an epilogue operand loaded by
+/// TMA needs (D = alpha A B + beta C).
+void insertSmemLoads(tt::FuncOp func) {
+  SmallVector<Value> tiles;
+  func.walk([&](Operation *op) {
+    if (auto slot = dyn_cast<tawa::SlotViewOp>(op))
+      tiles.push_back(slot.getTile());
+    else if (auto get = dyn_cast<tawa::ArefGetOp>(op))
+      llvm::append_range(tiles, get.getValues());
+  });
+  for (Value tile : tiles) {
+    if (!isTile(tile))
+      continue;
+    // The earliest element reader in each block.
+    llvm::MapVector<Block *, Operation *> first;
+    for (Operation *user : tile.getUsers()) {
+      if (!readsElements(user))
+        continue;
+      auto [it, inserted] = first.try_emplace(user->getBlock(), user);
+      if (!inserted && user->isBeforeInBlock(it->second))
+        it->second = user;
+    }
+    for (auto [block, at] : first) {
+      OpBuilder b(at);
+      auto load = tawa::SmemLoadOp::create(b, at->getLoc(), tile.getType(),
+                                           tile);
+      tile.replaceUsesWithIf(load.getResult(), [&](OpOperand &use) {
+        return use.getOwner()->getBlock() == block &&
+               readsElements(use.getOwner());
+      });
+    }
+  }
+}
+
 class Solver {
 public:
   explicit Solver(tt::FuncOp func) : func(func) {}
 
   LogicalResult run() {
     splitRematerializable(func);
+    insertSmemLoads(func);
     for (int round = 0; round < 64; ++round) {
       changed = false;
       func.walk([&](Operation *op) { apply(op); });
@@ -186,6 +233,8 @@ private:
     }
     if (auto slot = dyn_cast<tawa::SlotViewOp>(op))
       return set(slot.getTile(), kSmem, op);
+    if (auto load = dyn_cast<tawa::SmemLoadOp>(op))
+      return set(load.getTile(), kSmem, op);
     if (auto trans = dyn_cast<tt::TransOp>(op))
       return tie({trans.getSrc(), trans.getResult()}, op);
     if (auto dot = dyn_cast<tt::DotOp>(op))

@@ -688,7 +688,8 @@ LogicalResult Distributor::run() {
   // A group is streamed when its loads sit in a loop with no nested loop of
   // loads (a K loop): its ring gets D slots. Other groups are loaded once per
   // tile: one slot outside loops, two inside one (a persistent tile loop),
-  // so that the next tile's load can overlap this tile's work.
+  // so that the next tile's load can overlap this tile's work, unless the
+  // load follows the tile's streamed loop (below).
   auto tileBytes = [](Type t) {
     auto tensor = cast<RankedTensorType>(t);
     return tensor.getNumElements() *
@@ -703,8 +704,23 @@ LogicalResult Distributor::run() {
       return p != parent && parent->isProperAncestor(p);
     });
   };
+  // A tile loaded after its tile's streamed loop (an epilogue operand) needs
+  // one slot: the producer reaches the next tile's copy only after issuing
+  // that tile's streamed loads, long after the consumers released this one.
+  auto loadedAfterStream = [&](const ArefGroup &group) {
+    for (Operation *o = group.loads.front()->getPrevNode(); o;
+         o = o->getPrevNode())
+      for (const ArefGroup &other : groups)
+        if (&other != &group && streamed(other) &&
+            o->isProperAncestor(other.loads.front()))
+          return true;
+    return false;
+  };
   auto perTileDepth = [&](const ArefGroup &group) -> int64_t {
-    return group.loads.front()->getParentOp() == func ? 1 : 2;
+    return group.loads.front()->getParentOp() == func ||
+                   loadedAfterStream(group)
+               ? 1
+               : 2;
   };
   // A tile the ring stores transposed also takes a staging slot (TMA's
   // copy, which the producer transposes into the ring).

@@ -6,6 +6,17 @@
 // RUN: tawa-opt %t.bias.mlir -tawa-aref-lowering -tawa-layout-assignment | FileCheck %s --check-prefix=LOWERED
 // LOWERED: tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<{{.*}}x128x64xf16, 3>
 // LOWERED: tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<{{.*}}x64x128xf16, 3>
+// D = alpha A B^T + beta C: C's slot stays in shared memory; a tawa.smem.load
+// before the extf reads it into the accumulator layout the sum needs, and
+// the slot is released after it.
+// RUN: tawac %examples_ttir/gemm_axpby_bf16.ttir --emit=ws-ir -o %t.axpby.mlir
+// RUN: tawa-opt %t.axpby.mlir -tawa-aref-lowering -tawa-layout-assignment | FileCheck %s --check-prefix=AXPBY
+// AXPBY: %[[C:.*]] = tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<1x128x256xbf16, 3> -> tensor<128x256xbf16>
+// AXPBY-NEXT: %[[R:.*]] = tawa.smem.load %[[C]] {tawa.layouts = ["acc"]} : tensor<128x256xbf16> -> tensor<128x256xbf16>
+// AXPBY-NEXT: %[[F:.*]] = arith.extf %[[R]] {tawa.layouts = ["acc"]}
+// AXPBY: tawa.mbarrier.arrive
+// AXPBY: arith.mulf %{{.*}}, %[[F]] {tawa.layouts = ["acc"]}
+// AXPBY: arith.addf {{.*}}tawa.layouts = ["acc"]
 // RUN: tawac %examples_ttir/attn_fwd_fp16_causal.ttir --emit=ws-ir -o %t.attn.mlir
 // RUN: tawa-opt %t.attn.mlir -tawa-layout-assignment | FileCheck %s --check-prefix=ATTN
 

@@ -237,4 +237,50 @@ __device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
   storePackedBoxSwizzled<0>(p, box);
 }
 
+// ---------------------------------------------------------------------------
+// ldmatrix: a shared-memory tile into accumulator-layout registers.
+// ---------------------------------------------------------------------------
+
+/// Loads four 8x8 b16 matrices: the inverse of stmatrixX4 (lane l gives the
+/// row address of row l % 8 of matrix l / 8; register j receives this
+/// thread's pair of matrix j).
+__device__ __forceinline__ void ldmatrixX4(uint32_t addr, uint32_t &r0,
+                                           uint32_t &r1, uint32_t &r2,
+                                           uint32_t &r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, "
+               "[%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr)
+               : "memory");
+}
+
+/// The inverse of storeAccBoxSwizzled: columns [64 Box, 64 Box + 64) of the
+/// warp group's 64 x N tile of 16-bit T in the accumulator layout (entry i
+/// of `d` where the accumulator's float entry i is), read with ldmatrix from
+/// `box`: 64 rows of 128 bytes in TMA's 128-byte swizzle, e.g. 64 rows of a
+/// tile that TMA loaded in boxes of 128-byte rows.
+template <typename T, int Box, int Count>
+__device__ __forceinline__ void loadAccBoxSwizzled(const void *box,
+                                                   T (&d)[Count]) {
+  static_assert(sizeof(T) == 2, "ldmatrix reads 16-bit elements");
+  static_assert(Box * 64 < Count * 2, "box outside the fragment");
+  const int tid = threadIdx.x % kWarpGroupThreads;
+  const int lane = tid % 32;
+  const int mat = lane / 8;
+  const uint32_t row = 16 * (tid / 32) + 8 * (mat & 1) + lane % 8;
+  const uint32_t base = smemAddr(box);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
+    uint32_t p[4];
+    ldmatrixX4(base + swizzle128Offset(row, colByte), p[0], p[1], p[2], p[3]);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const T *pair = reinterpret_cast<const T *>(&p[k]);
+      d[32 * Box + 2 * (4 * c + k)] = pair[0];
+      d[32 * Box + 2 * (4 * c + k) + 1] = pair[1];
+    }
+  }
+}
+
 } // namespace tawa::device

@@ -222,6 +222,14 @@ LogicalResult SlotViewOp::verify() {
   return success();
 }
 
+LogicalResult SmemLoadOp::verify() {
+  if (getTile().getType() != getResult().getType())
+    return emitOpError("reads a tile into registers unchanged: the result's "
+                       "type must be the tile's, ")
+           << getTile().getType() << ", not " << getResult().getType();
+  return success();
+}
+
 LogicalResult SmemTransposeOp::verify() {
   auto src = getSrc().getType(), dst = getDst().getType();
   if (failed(verifyRingBuffer(*this, src)) ||

@@ -271,6 +271,16 @@ tt.func @transposed_slot_shape(%s: i32) {
 
 // -----
 
+tt.func @smem_load_type(%s: i32) {
+  %a = tawa.smem.alloc : memref<1x128x256xbf16, 3>
+  %t = tawa.smem.slot %a[%s] : memref<1x128x256xbf16, 3> -> tensor<128x256xbf16>
+  // expected-error @+1 {{'tawa.smem.load' op reads a tile into registers unchanged: the result's type must be the tile's, 'tensor<128x256xbf16>', not 'tensor<128x256xf32>'}}
+  %r = tawa.smem.load %t : tensor<128x256xbf16> -> tensor<128x256xf32>
+  tt.return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // tawa.pingpong.group
 //===----------------------------------------------------------------------===//

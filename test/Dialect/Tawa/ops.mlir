@@ -150,3 +150,14 @@ tt.func @stored_transpose(%s: i32) {
   %t = tawa.smem.slot %ring[%s] transposed : memref<2x64x128xf8E4M3FN, 3> -> tensor<128x64xf8E4M3FN>
   tt.return
 }
+
+// A slot's tile read into registers (an epilogue operand).
+// CHECK-LABEL: tt.func @smem_load
+// CHECK: %[[T:.*]] = tawa.smem.slot %{{.*}}[%{{.*}}] : memref<1x128x256xbf16, 3> -> tensor<128x256xbf16>
+// CHECK: tawa.smem.load %[[T]] : tensor<128x256xbf16> -> tensor<128x256xbf16>
+tt.func @smem_load(%s: i32) {
+  %ring = tawa.smem.alloc : memref<1x128x256xbf16, 3>
+  %t = tawa.smem.slot %ring[%s] : memref<1x128x256xbf16, 3> -> tensor<128x256xbf16>
+  %r = tawa.smem.load %t : tensor<128x256xbf16> -> tensor<128x256xbf16>
+  tt.return
+}

@@ -314,6 +314,25 @@ def Tawa_SlotViewOp : Tawa_Op<"smem.slot", [
   let hasVerifier = 1;
 }
 
+def Tawa_SmemLoadOp : Tawa_Op<"smem.load", [
+    MemoryEffects<[MemRead<DefaultResource>]>]> {
+  let summary = "read a tile in shared memory into registers";
+  let description = [{
+    The result holds the elements of `tile` (a ring slot's view) in
+    registers, read where this op stands: before the slot is released, even
+    if the values are used later. -tawa-layout-assignment inserts it where a
+    tile that lives in shared memory is read element by element (an operand
+    loaded by TMA that an epilogue combines with the accumulator) and gives
+    the result the layout its users need (the accumulator's).
+  }];
+  let arguments = (ins AnyRankedTensor:$tile);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $tile attr-dict `:` type($tile) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tawa_SmemTransposeOp : Tawa_Op<"smem.transpose", [
     MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
   let summary = "transpose one 8-bit tile between two rings' slots (producer)";

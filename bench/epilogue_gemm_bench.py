@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""GEMMs whose epilogue reads more than the accumulator (examples/kernels.py),
+side by side in one run, M = N = K = --size:
+
+  scale_silu  C = SiLU((A B^T) * scale[:, None]), the per-row scale read by
+              pointer (matmul_scale_silu_kernel, fp16);
+  axpby       D = alpha (A B^T) + beta C, the tile of C read by descriptor
+              (matmul_axpby_kernel, bf16).
+
+tawa: the manifest's examples/gemm_scale_silu_* and examples/gemm_axpby_*
+kernels (default configuration, a prepared launch). Triton: the same source
+with the same block sizes, host TensorDescriptors, the best of num_stages 3
+and 4 at 8 warps. The vendor anchor: cuBLAS plus the epilogue in PyTorch
+(torch.matmul, then the scale and SiLU as PyTorch ops) for scale_silu, and
+torch.addmm(C, A, B^T, beta=, alpha=), one cuBLAS call that applies alpha
+and beta itself, for axpby.
+
+    bench/epilogue_gemm_bench.py --manifest build-kernels/manifest.json [--size 8192]
+
+Every system's output is checked against a float32 reference before it is
+timed. Times are medians of triton.testing.do_bench over --rounds
+interleaved rounds (gemm_bench.py's interleaved()). Prints a table; --json
+writes the rows.
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+sys.path.insert(0, os.path.join(REPO, "gpu", "compiled"))
+sys.path.insert(0, os.path.join(REPO, "examples"))
+import gemm_bench  # noqa: E402
+import kernels as examples  # noqa: E402
+import workloads  # noqa: E402
+
+# kernel id -> (workload, BLOCK_M, BLOCK_N, BLOCK_K, element type)
+KERNELS = {
+    "examples/gemm_scale_silu_fp16": ("scale_silu", 128, 256, 64, torch.float16),
+    "examples/gemm_scale_silu_fp16_128x128": ("scale_silu", 128, 128, 64, torch.float16),
+    "examples/gemm_axpby_bf16": ("axpby", 128, 256, 64, torch.bfloat16),
+    "examples/gemm_axpby_bf16_128x128": ("axpby", 128, 128, 64, torch.bfloat16),
+}
+ALPHA, BETA = 0.75, -1.25
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    manifest = json.load(open(args.manifest))
+    base = os.path.dirname(os.path.abspath(args.manifest))
+    by_id = {e["id"]: e for e in manifest["kernels"]}
+    m = n = k = args.size
+    flops = 2.0 * m * n * k
+    rows, failed = [], False
+    for kid, (wl, bm, bn, bk, dt) in KERNELS.items():
+        kern = gemm_bench.kernel_row(by_id, base, kid + "/default")
+        if kern is None:
+            print(f"FAIL {kid}: not compiled")
+            failed = True
+            continue
+        a = torch.randn(m, k, device="cuda").to(dt)
+        b = torch.randn(n, k, device="cuda").to(dt)
+        outs = {s: torch.full((m, n), float("nan"), device="cuda", dtype=dt)
+                for s in ("tawa", "triton", "vendor")}
+        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+        consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_SIZE_M=8, num_warps=8)
+        da, db = TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk])
+        dout = {s: TensorDescriptor.from_tensor(outs[s], [bm, bn]) for s in ("triton",)}
+        if wl == "scale_silu":
+            scale = torch.rand(m, device="cuda") + 0.5
+            ref = a.float() @ b.float().T * scale[:, None]
+            ref = ref * torch.sigmoid(ref)
+            plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                                       *workloads.desc_args(outs["tawa"]), scale, m, n, k, grid=grid)
+
+            def triton_fn(stages):
+                return lambda: examples.matmul_scale_silu_kernel[grid](
+                    da, db, dout["triton"], scale, m, n, k, num_stages=stages, **consts)
+
+            def vendor():
+                x = torch.matmul(a, b.T)
+                x = x * scale[:, None].to(dt)
+                torch.mul(x, torch.sigmoid(x), out=outs["vendor"])
+        else:
+            c = torch.randn(m, n, device="cuda").to(dt)
+            ref = ALPHA * (a.float() @ b.float().T) + BETA * c.float()
+            plan = kern.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                                       *workloads.desc_args(c), *workloads.desc_args(outs["tawa"]),
+                                       ALPHA, BETA, m, n, k, grid=grid)
+            dc = TensorDescriptor.from_tensor(c, [bm, bn])
+
+            def triton_fn(stages):
+                return lambda: examples.matmul_axpby_kernel[grid](
+                    da, db, dc, dout["triton"], ALPHA, BETA, m, n, k, num_stages=stages, **consts)
+
+            def vendor():
+                torch.addmm(c, a, b.T, beta=BETA, alpha=ALPHA, out=outs["vendor"])
+
+        triton_best = min((gemm_bench.median_ms(triton_fn(s)), s) for s in (3, 4))
+        fns = {"tawa": plan, "triton": triton_fn(triton_best[1]), "vendor": vendor}
+        errs = {}
+        for name, fn in fns.items():
+            fn()
+            torch.cuda.synchronize()
+            errs[name] = gemm_bench.rel_err(outs[name], ref)
+        ok = all(e < 2e-2 for e in errs.values())
+        med, _ = gemm_bench.interleaved(fns, args.rounds)
+        tf = {name: flops / t / 1e9 for name, t in med.items()}
+        row = {"kernel": kid, "workload": wl, "shape": [m, n, k], "tile": [bm, bn, bk],
+               "tflops": tf, "rel_error": errs, "triton_stages": triton_best[1],
+               "ratio_triton": tf["tawa"] / tf["triton"], "ratio_vendor": tf["tawa"] / tf["vendor"],
+               "ok": ok}
+        rows.append(row)
+        failed |= not ok
+        print(f"{'PASS' if ok else 'FAIL'} {kid:40s} tawa {tf['tawa']:6.1f}  Triton {tf['triton']:6.1f}  "
+              f"cuBLAS(+epi) {tf['vendor']:6.1f} TFLOP/s  tawa/Triton {row['ratio_triton']:.3f}  "
+              f"tawa/cuBLAS {row['ratio_vendor']:.3f}  errors "
+              f"{', '.join(f'{s} {e:.1e}' for s, e in errs.items())}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
