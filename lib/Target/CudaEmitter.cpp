@@ -413,11 +413,28 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   ws.walk([&](tt::DescriptorStoreOp) { stores = true; });
   offset = llvm::alignTo(offset, 1024);
   int64_t epiOffset = offset;
+  // What follows the staging boxes (1024-aligned, so no padding before the
+  // tensor-map staging): tensor-map staging, mbarriers, ping-pong
+  // hand-overs, and the 1024 bytes of slack for aligning the base.
+  int64_t tailBytes = 1024 + (deviceMapSlots ? 128 * (1 + totalGroups) : 0) +
+                      (ws->hasAttr("tawa.pingpong") ? 16 : 0);
+  for (Operation &op : entry)
+    if (auto alloc = dyn_cast<MBarrierAllocOp>(op))
+      tailBytes += 8 * alloc.getType().getCount();
+  // Two staging boxes per group let a box be written while the previous
+  // one's TMA store still reads; where that second box does not fit (a ring
+  // that LoopDistribution deepened by one slot instead: an epilogue operand
+  // such as D = alpha A B + beta C's tile of C), one box, each store's reads
+  // waited for before the next box is written.
+  epiBuffers = 2;
+  if (stores && offset + totalGroups * 2 * kEpiBoxBytes + tailBytes > 232448 &&
+      offset + totalGroups * kEpiBoxBytes + tailBytes <= 232448)
+    epiBuffers = 1;
   if (stores)
-    offset += totalGroups * 2 * kEpiBoxBytes;
-  layout.push_back(llvm::formatv("uint8_t *epi = smem + {0}; // 2 x 64x64 "
+    offset += totalGroups * epiBuffers * kEpiBoxBytes;
+  layout.push_back(llvm::formatv("uint8_t *epi = smem + {0}; // {1} x 64x64 "
                                  "staging boxes per consumer group",
-                                 epiOffset)
+                                 epiOffset, epiBuffers)
                        .str());
   if (deviceMapSlots) {
     offset = llvm::alignTo(offset, 128);

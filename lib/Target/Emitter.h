@@ -346,6 +346,19 @@ private:
   LogicalResult emitPingPongConsumers(WarpSpecializeOp op);
   LogicalResult emitMakeTensorDesc(tt::MakeTensorDescOp op);
   bool usesEpilogue = false;
+  /// Epilogue staging boxes per consumer group: 2, alternating, or 1 where
+  /// shared memory has no room for a second.
+  int64_t epiBuffers = 2;
+  /// The staging box of the next store, and the wait for the TMA store
+  /// reads that must finish before it is rewritten.
+  std::string epiBufferExpr() const {
+    return epiBuffers == 2 ? "epi + (wg * 2 + (epiBox & 1)) * " +
+                                 std::to_string(kEpiBoxBytes)
+                           : "epi + wg * " + std::to_string(kEpiBoxBytes);
+  }
+  std::string epiWaitRead() const {
+    return "tmaStoreWaitRead<" + std::to_string(epiBuffers - 1) + ">();";
+  }
   /// The issue turn of cooperative consumer groups (kIssueTurnAttr): whether
   /// this group holds it at the point being emitted, and whether the kernel
   /// takes turns at all.

@@ -47,8 +47,10 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   std::string x = pendSuffix(segment);
   line() << "// Epilogue: " << boxes
          << " boxes of 64 x 64 per fragment, "
-            "staged through two swizzled buffers; a buffer is rewritten only "
-            "after the TMA store that read it did.";
+            "staged through "
+         << (epiBuffers == 2 ? "two swizzled buffers" : "one swizzled buffer")
+         << "; a buffer is rewritten only after the TMA store that read it "
+            "did.";
   if (deferred)
     body << " Boxes " << boxes - deferred << " to " << boxes - 1
          << " are packed into pendC" << x << " for the next tile's K loop.";
@@ -67,10 +69,9 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   for (int64_t b = 0; b < boxes - deferred; ++b) {
     line() << "{\n";
     ++indent;
-    line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * " << kEpiBoxBytes
-           << ";\n";
+    line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
     line() << "if (tid == 0)\n";
-    line() << "  tmaStoreWaitRead<1>();\n";
+    line() << "  " << epiWaitRead() << "\n";
     line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
     line() << "storeAccBoxSwizzled<" << cty << ", " << b << ">(" << acc.name
            << "[f], buf);\n";
@@ -226,10 +227,9 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
          << x << " != 0) {\n";
   ++indent;
   line() << "const uint32_t p = " << total << " - pendBoxes" << x << ";\n";
-  line() << "uint8_t *buf = epi + (wg * 2 + (epiBox & 1)) * " << kEpiBoxBytes
-         << ";\n";
+  line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
   line() << "if (tid == 0)\n";
-  line() << "  tmaStoreWaitRead<1>();\n";
+  line() << "  " << epiWaitRead() << "\n";
   line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
   line() << "switch (p) {\n";
   for (int64_t p = 0; p < total; ++p)

@@ -685,6 +685,23 @@ LogicalResult Distributor::run() {
   OpBuilder b(ret);
   Location loc = func.getLoc();
 
+  if (autoPingpong && consumerGroups == 0) {
+    // Ping-pong where one warp group can hold a whole tile's accumulators in
+    // 128 registers per thread (128 x 128 tiles) and there is a tile loop:
+    // measured 2-6% faster on the H100 than splitting the tile on tawa's
+    // program loop, and 3% faster than one consumer group on the grouped
+    // sample's own loop once its tiles are walked in groups of rows
+    // (docs/PERFORMANCE.md, runs 13 and 14).
+    bool fits = accumulatorRegisters(func) <= 128, anyDot = false;
+    func.walk([&](tt::DotOp dot) {
+      auto acc = cast<RankedTensorType>(dot.getType());
+      anyDot = true;
+      fits &= acc.getRank() == 2 && acc.getShape()[0] % 64 == 0;
+    });
+    pingpong = anyDot && fits && !findTileLoop();
+    if (!pingpong)
+      tileLoop = nullptr;
+  }
   // A group is streamed when its loads sit in a loop with no nested loop of
   // loads (a K loop): its ring gets D slots. Other groups are loaded once per
   // tile: one slot outside loops, two inside one (a persistent tile loop),
@@ -716,7 +733,13 @@ LogicalResult Distributor::run() {
           return true;
     return false;
   };
+  // Ping-pong consumers each wait only on their own tiles' slots, with the
+  // parity of the ring position: a slot both groups used in turn could be
+  // waited on by the group a tile ahead before the other's fill completed
+  // its phase. Two slots give each group its own.
   auto perTileDepth = [&](const ArefGroup &group) -> int64_t {
+    if (pingpong)
+      return 2;
     return group.loads.front()->getParentOp() == func ||
                    loadedAfterStream(group)
                ? 1
@@ -733,11 +756,20 @@ LogicalResult Distributor::run() {
           (streamed(groups[leader]) ? 1 : perTileDepth(groups[leader]));
   if (depth == 0) {
     // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
-    // epilogue's staging buffers. More than 4 slots rarely pays.
-    const int64_t budget = 227 * 1024 - 32 * 1024 - perTileBytes;
-    depth = streamSlotBytes
-                ? std::clamp<int64_t>(budget / streamSlotBytes, 1, 4)
-                : 1;
+    // epilogue's staging buffers (two 8 KiB boxes per consumer group). More
+    // than 4 slots rarely pays.
+    auto depthWith = [&](int64_t staging) {
+      const int64_t budget = 227 * 1024 - staging - perTileBytes;
+      return streamSlotBytes
+                 ? std::clamp<int64_t>(budget / streamSlotBytes, 1, 4)
+                 : 1;
+    };
+    depth = depthWith(32 * 1024);
+    // Two slots leave the loads' latency exposed; where one staging box per
+    // group (the emitter's choice when two do not fit) buys a third slot
+    // (a 128 x 256 tile of C beside 48 KiB slots of A and B), take it.
+    if (depth < 3 && depthWith(16 * 1024) >= 3)
+      depth = depthWith(16 * 1024);
   }
   if (streamSlotBytes * depth + perTileBytes > 227 * 1024)
     return emitError(getUserLocation(func.getLoc()))
@@ -754,29 +786,13 @@ LogicalResult Distributor::run() {
     auto type = tawa::ArefType::get(
         func.getContext(), payload,
         streamed(group) ? depth
+        : pingpong      ? perTileDepth(group)
                         : std::min<int64_t>(depth, perTileDepth(group)));
     group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
   }
   for (ArefGroup &group : groups)
     group.aref = groups[ringLeader[group.ring]].aref;
 
-  if (autoPingpong && consumerGroups == 0) {
-    // Ping-pong where one warp group can hold a whole tile's accumulators in
-    // 128 registers per thread (128 x 128 tiles) and there is a tile loop:
-    // measured 2-6% faster on the H100 than splitting the tile on tawa's
-    // program loop, and 3% faster than one consumer group on the grouped
-    // sample's own loop once its tiles are walked in groups of rows
-    // (docs/PERFORMANCE.md, runs 13 and 14).
-    bool fits = accumulatorRegisters(func) <= 128, anyDot = false;
-    func.walk([&](tt::DotOp dot) {
-      auto acc = cast<RankedTensorType>(dot.getType());
-      anyDot = true;
-      fits &= acc.getRank() == 2 && acc.getShape()[0] % 64 == 0;
-    });
-    pingpong = anyDot && fits && !findTileLoop();
-    if (!pingpong)
-      tileLoop = nullptr;
-  }
   if (consumerGroups == 0 && pingpong)
     consumerGroups = 2;
   if (consumerGroups == 0)

@@ -35,6 +35,23 @@
 // RUN: not tawa-opt %examples_ttir/attn_fwd_fp16.ttir -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4" 2>&1 | FileCheck %s --check-prefix=SMEM
 
 // SMEM: kernels.py:{{[0-9]+}}:0: error: aref rings of 4 slots need 294912 bytes of shared memory, more than the 232448 of a Hopper CTA; lower --aref-depth
+// An epilogue operand (C of D = alpha A B^T + beta C), loaded after the K
+// loop: one slot for cooperative groups (the producer reaches the next
+// tile's copy only after that tile's K loads; its 64 KiB leave A and B three
+// slots, with one epilogue staging box per group); two for ping-pong groups,
+// which wait only on their own tiles' slots by ring parity, so that each
+// has its own (one shared slot let the group a tile ahead pass its wait
+// before the other's fill: a crash on the GPU, K = 64).
+// RUN: tawa-opt %examples_ttir/gemm_axpby_bf16.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution | FileCheck %s --check-prefix=EPI-COOP
+// RUN: tawa-opt %examples_ttir/gemm_axpby_bf16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution | FileCheck %s --check-prefix=EPI-PP
+// RUN: tawa-opt %examples_ttir/gemm_axpby_bf16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="aref-depth=1" | FileCheck %s --check-prefix=EPI-PP1
+// EPI-COOP: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<256x64xbf16>], 3>
+// EPI-COOP: tawa.aref.create : !tawa.aref<[tensor<128x256xbf16>], 1>
+// EPI-PP: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<128x64xbf16>], 4>
+// EPI-PP: tawa.aref.create : !tawa.aref<[tensor<128x128xbf16>], 2>
+// EPI-PP: tawa.pingpong.group
+// EPI-PP1: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<128x64xbf16>], 1>
+// EPI-PP1: tawa.aref.create : !tawa.aref<[tensor<128x128xbf16>], 2>
 // RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-partition-annotation -tawa-loop-distribution -canonicalize | FileCheck %s --check-prefix=GROUPED
 // RUN: tawa-opt %shared_ttir/gemm_grouped.ttir -tawa-partition-annotation -tawa-loop-distribution="pingpong=0" -canonicalize | FileCheck %s --check-prefix=GROUPED1
 
