@@ -53,6 +53,10 @@ KERNELS = {
     "examples/gemm_scale_silu_fp16": (os.path.join(EXAMPLES, "gemm_scale_silu_fp16.ttir"), "scale_silu"),
     "examples/gemm_scale_silu_fp16_128x128": (os.path.join(EXAMPLES, "gemm_scale_silu_fp16_128x128.ttir"),
                                               "scale_silu"),
+    # Narrow N blocks (wgmma n32 / n16; one store box of 64- or 32-byte rows).
+    "examples/gemm_fp16_128x32": (os.path.join(EXAMPLES, "gemm_fp16_128x32.ttir"), "gemm"),
+    "examples/gemm_bf16_128x16": (os.path.join(EXAMPLES, "gemm_bf16_128x16.ttir"), "gemm"),
+    "examples/gemm_fp8_128x32": (os.path.join(EXAMPLES, "gemm_fp8_128x32.ttir"), "gemm"),
     # D = alpha A B^T + beta C: C read by descriptor in the epilogue.
     "examples/gemm_axpby_bf16": (os.path.join(EXAMPLES, "gemm_axpby_bf16.ttir"), "axpby"),
     "examples/gemm_axpby_bf16_128x128": (os.path.join(EXAMPLES, "gemm_axpby_bf16_128x128.ttir"), "axpby"),
@@ -196,8 +200,9 @@ def kernel_jobs(sweep):
     jobs = []
     for kid, (ttir, workload) in KERNELS.items():
         for name, options in configs(sweep):
-            if ("gemm_ptr" in kid or "gemm_blockptr" in kid or "scale_silu" in kid or "axpby" in kid) \
-                    and name not in POINTER_CONFIGS:
+            narrow_n = any(t in kid for t in ("128x32", "128x16"))
+            if ("gemm_ptr" in kid or "gemm_blockptr" in kid or "scale_silu" in kid or "axpby" in kid
+                    or narrow_n) and name not in POINTER_CONFIGS:
                 continue
             # A 128 x 256 tile of C (64 KiB) beside a ring of 4 slots of A
             # and B (48 KiB each) exceeds shared memory: tawac refuses D4.
@@ -209,7 +214,8 @@ def kernel_jobs(sweep):
                 continue
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
-            small_tiles = any(t in kid for t in ("128x128", "colmajor", "batched", "grouped", "bias_relu"))
+            small_tiles = any(t in kid for t in ("128x128", "colmajor", "batched", "grouped", "bias_relu",
+                                                 "128x32", "128x16"))
             if (name.startswith("PP") or name.startswith("D6") or name.startswith("NOPP")) and not small_tiles:
                 continue
             # Paired by default, the batched and bias samples' slots hold

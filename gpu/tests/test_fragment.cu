@@ -319,6 +319,78 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
 }
 
 // ---------------------------------------------------------------------------
+// Narrow tiles: a 64 x N accumulator fragment (N = 32, 16) -> one box of
+// 64 rows x 2N bytes in the 64- or 32-byte swizzle -> one TMA store into C
+// at (row0, col0), clipped by C's extents.
+// ---------------------------------------------------------------------------
+
+template <typename T, int N>
+__global__ void __launch_bounds__(128, 1)
+    narrowEpilogueKernel(const float *x, const __grid_constant__ CUtensorMap mapC,
+                         int row0, int col0) {
+  __shared__ alignas(1024) uint8_t box[64 * N * 2];
+  float d[N / 2];
+  loadAcc<N>(x, d);
+  storeAccNarrowSwizzled<T>(d, box);
+  fenceProxyAsyncShared();
+  namedBarrierSync(1, 128);
+  if (threadIdx.x == 0) {
+    tmaStore2D(&mapC, box, col0, row0);
+    tmaStoreCommit();
+    tmaStoreWait<0>();
+  }
+}
+
+template <MmaType T, int N>
+void runNarrowEpilogue(Report &rep, const char *label, int rows, int cols,
+                       int row0, int col0, std::mt19937_64 &rng) {
+  using E = HostElem<T>;
+  using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
+  char name[96];
+  std::snprintf(name, sizeof name, "stmatrix_epilogue_64x%d_%s_%s", N,
+                E::kName, label);
+  const uint16_t kPoison = 0x7FFF;
+  const int pitch = cols + 16;
+  std::uniform_real_distribution<float> dist(-8.f, 8.f);
+  std::vector<float> x(64 * N);
+  for (auto &v : x)
+    v = dist(rng);
+  float *dx;
+  uint16_t *dc;
+  TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dc, size_t(rows + 2) * pitch * 2));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  std::vector<uint16_t> poison(size_t(rows + 2) * pitch, kPoison);
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(dc, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
+  CUtensorMap mC = encodeTiled(
+      E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)}, {uint64_t(pitch)},
+      {64, uint32_t(N)},
+      N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B);
+  narrowEpilogueKernel<DevT, N><<<1, 128>>>(dx, mC, row0, col0);
+  TAWA_CHECK_LAUNCH();
+  std::vector<uint16_t> out(poison.size());
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dc, out.size() * 2, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(dx));
+  TAWA_CHECK_CUDA(cudaFree(dc));
+  int bad = 0;
+  for (int r = 0; r < rows + 2; ++r)
+    for (int c = 0; c < pitch; ++c) {
+      const int tr = r - row0, tc = c - col0;
+      const bool written =
+          r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 && tc < N;
+      const uint16_t want = written ? E::fromFloat(x[tr * N + tc]) : kPoison;
+      bad += out[size_t(r) * pitch + c] != want;
+    }
+  if (bad)
+    rep.fail(name, "%d wrong elements", bad);
+  else
+    rep.pass(name);
+}
+
+// ---------------------------------------------------------------------------
 // ldmatrix prologue of an epilogue operand: a 128 x 256 tile TMA loads as
 // four boxes of 128 rows x 64 columns (128-byte swizzle), as a ring slot
 // holds it; the warp group reads rows [64 Frag, 64 Frag + 64) into the
@@ -485,6 +557,12 @@ int main() {
   runEpilogue<MmaType::F16, true>(rep, "full", 64, 256, 0, 0, rng);
   runEpilogue<MmaType::BF16, true>(rep, "offset_clipped", 100, 296, 40, 64,
                                    rng);
+  runNarrowEpilogue<MmaType::F16, 32>(rep, "full", 64, 32, 0, 0, rng);
+  runNarrowEpilogue<MmaType::BF16, 32>(rep, "offset_clipped", 100, 72, 40, 48,
+                                       rng);
+  runNarrowEpilogue<MmaType::F16, 16>(rep, "full", 64, 16, 0, 0, rng);
+  runNarrowEpilogue<MmaType::BF16, 16>(rep, "offset_clipped", 90, 40, 32, 32,
+                                       rng);
   runSmemToAcc<MmaType::F16, 0>(rep, rng);
   runSmemToAcc<MmaType::BF16, 1>(rep, rng);
   return rep.exitCode();

@@ -5,7 +5,9 @@ mechanical, so they are generated rather than typed; rerun after changing the
 shape list:  python3 gpu/tools/gen_wgmma_ops.py > include/tawa/device/wgmma_ops.cuh
 """
 
-SHAPES_N = (64, 128, 256)
+# 16 and 32: tiles narrower than 64 columns (BLOCK_N = 16, 32).
+SHAPES_N = (16, 32, 64, 128, 256)
+PAIR_N = (128, 256)
 # (C++ tag, PTX type, K per instruction, may transpose smem operands)
 TYPES = (("F16", "f16", 16, True), ("BF16", "bf16", 16, True),
          ("E4M3", "e4m3", 32, False))
@@ -77,7 +79,7 @@ def main():
                 out.append(emit(n, tag, ptx, k, trans, reg_a))
         # Two accumulators of N/2 columns as one product of N (the fused
         # products of programs paired along y).
-        for n in SHAPES_N[1:]:
+        for n in PAIR_N:
             out.append(emit(n, tag, ptx, k, trans, False, pair=True))
     out.append("} // namespace tawa::device::detail")
     print("\n".join(out))

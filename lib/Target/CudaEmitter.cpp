@@ -263,16 +263,18 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       // no swizzle covers are reported at the load.
       int64_t eb = elemBytes(block.getElementType());
       int64_t rows = stored ? 64 : block.getShape()[0];
-      int64_t cols = stored ? kEpiBoxCols : block.getShape()[1];
+      int64_t cols =
+          stored ? storeBoxCols(block.getShape()[1]) : block.getShape()[1];
       std::optional<SmemSwizzle> swizzle = tileSwizzle(cols * eb);
       p.box = {rows, swizzle ? swizzle->spanBytes / eb : cols};
       p.swizzle = swizzle ? swizzle->metadataName() : "none";
       // Checked again at the store, at its line, for a clear message.
-      if (stored && block.getShape()[1] % kEpiBoxCols != 0)
+      if (stored && !storableTile(block))
         return error(*llvm::find_if(
                    arg.getUsers(),
                    [](Operation *u) { return isa<tt::DescriptorStoreOp>(u); }))
-               << "stored tiles must be a multiple of 64 columns";
+               << "stored tiles must be a multiple of 64 columns, or 32 or "
+                  "16 columns of a 16-bit type";
       // Loads split between the CTAs of a cluster move half-height boxes.
       if (llvm::any_of(arg.getUsers(), [](Operation *u) {
             auto load = dyn_cast<TmaLoadOp>(u);
@@ -387,10 +389,11 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     // tile in spans of its swizzle; rows no swizzle covers are reported at
     // the load.
     int64_t eb = elemBytes(elem);
+    int64_t storeCols = storeBoxCols(block.getShape()[1]);
     std::optional<SmemSwizzle> swizzle =
-        tileSwizzle(stored ? kEpiBoxCols * eb : block.getShape()[1] * eb);
+        tileSwizzle(stored ? storeCols * eb : block.getShape()[1] * eb);
     if (stored)
-      m.box = {64, kEpiBoxCols};
+      m.box = {64, storeCols};
     else if (swizzle)
       m.box = {block.getShape()[0], swizzle->spanBytes / eb};
     else

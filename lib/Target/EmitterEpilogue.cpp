@@ -29,6 +29,40 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   std::string desc = descRef(op.getDesc());
   std::string row0 = lookup(op.getIndices()[0]),
               col0 = lookup(op.getIndices()[1]);
+  if (acc.cols < kEpiBoxCols) {
+    // A tile narrower than a box: each 64-row fragment is one box of the
+    // tile's width in the 64- or 32-byte swizzle (never deferred).
+    if (deferredEpi && deferredEpi->segmentOf.count(op))
+      return error(op) << "internal error: a narrow store the deferred "
+                          "epilogue planned for";
+    line() << "// Epilogue: one box of 64 x " << acc.cols
+           << " per fragment (" << acc.cols * 2
+           << "-byte swizzle), staged through "
+           << (epiBuffers == 2 ? "two swizzled buffers" : "one swizzled buffer")
+           << "; a buffer is rewritten only after the TMA store that read it "
+              "did.\n";
+    line() << "#pragma unroll\n";
+    line() << "for (int f = 0; f < " << acc.frags << "; ++f) {\n";
+    ++indent;
+    line() << "const int32_t row = " << row0 << " + (cg * " << acc.frags
+           << " + f) * 64;\n";
+    line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
+    line() << "if (tid == 0)\n";
+    line() << "  " << epiWaitRead() << "\n";
+    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+    line() << "storeAccNarrowSwizzled<" << cty << ">(" << acc.name
+           << "[f], buf);\n";
+    line() << "fenceProxyAsyncShared();\n";
+    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+    line() << "if (tid == 0) {\n";
+    line() << "  tmaStore2D(" << desc << ", buf, " << col0 << ", row);\n";
+    line() << "  tmaStoreCommit();\n";
+    line() << "}\n";
+    line() << "++epiBox;\n";
+    --indent;
+    line() << "}\n";
+    return success();
+  }
   int64_t deferred = 0;
   unsigned segment = 0;
   if (deferredEpi) {

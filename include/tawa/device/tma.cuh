@@ -82,4 +82,17 @@ __host__ __device__ constexpr uint32_t swizzle128Offset(uint32_t row,
   return row * 128u + ((((colByte >> 4) ^ (row & 7u)) << 4) | (colByte & 15u));
 }
 
+/// The same for boxes whose rows are 64 or 32 bytes, in TMA's 64- and
+/// 32-byte swizzles: the 16-byte chunk index is XORed with bits 7 and up of
+/// the unswizzled offset (row / 2 mod 4 for 64-byte rows, row / 4 mod 2 for
+/// 32-byte rows). The box must start 512- (256-) byte aligned.
+template <int Span>
+__host__ __device__ constexpr uint32_t swizzledOffset(uint32_t row,
+                                                      uint32_t colByte) {
+  static_assert(Span == 128 || Span == 64 || Span == 32,
+                "TMA swizzles 128-, 64- or 32-byte spans");
+  const uint32_t linear = row * Span + colByte;
+  return linear ^ (((linear >> 7) & (Span / 16 - 1)) << 4);
+}
+
 } // namespace tawa::device
