@@ -266,18 +266,20 @@ __global__ void __launch_bounds__(128, 1)
   }
 }
 
-template <MmaType T, bool Packed = false>
-void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
-                 int col0, std::mt19937_64 &rng) {
+/// A 64 x W fragment of random values stored by `launch(x, map)` into C
+/// (rows x cols, row pitch cols + 16, poisoned) at (row0, col0) through a
+/// map of boxes {64, boxCols} with `swizzle`: every element of C checked,
+/// the fragment's clipped by C's extents, the rest still poison.
+template <MmaType T, int W, typename Launch>
+void checkFragmentStore(Report &rep, const char *name, int rows, int cols,
+                        int row0, int col0, uint32_t boxCols,
+                        CUtensorMapSwizzle swizzle, std::mt19937_64 &rng,
+                        Launch launch) {
   using E = HostElem<T>;
-  using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
-  char name[96];
-  std::snprintf(name, sizeof name, "stmatrix_epilogue_%s%s_%s", E::kName,
-                Packed ? "_packed" : "", label);
   const uint16_t kPoison = 0x7FFF;
   const int pitch = cols + 16;
   std::uniform_real_distribution<float> dist(-8.f, 8.f);
-  std::vector<float> x(64 * 256);
+  std::vector<float> x(64 * W);
   for (auto &v : x)
     v = dist(rng);
   float *dx;
@@ -291,12 +293,8 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
       cudaMemcpy(dc, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
   CUtensorMap mC =
       encodeTiled(E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)},
-                  {uint64_t(pitch)}, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
-  const int smem = 1024 + 4 * 8192;
-  TAWA_CHECK_CUDA(
-      cudaFuncSetAttribute(epilogueKernel<DevT, Packed>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  epilogueKernel<DevT, Packed><<<1, 128, smem>>>(dx, mC, row0, col0);
+                  {uint64_t(pitch)}, {64, boxCols}, swizzle);
+  launch(dx, mC);
   TAWA_CHECK_LAUNCH();
   std::vector<uint16_t> out(poison.size());
   TAWA_CHECK_CUDA(
@@ -308,14 +306,32 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
     for (int c = 0; c < pitch; ++c) {
       const int tr = r - row0, tc = c - col0;
       const bool written =
-          r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 && tc < 256;
-      const uint16_t want = written ? E::fromFloat(x[tr * 256 + tc]) : kPoison;
+          r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 && tc < W;
+      const uint16_t want = written ? E::fromFloat(x[tr * W + tc]) : kPoison;
       bad += out[size_t(r) * pitch + c] != want;
     }
   if (bad)
     rep.fail(name, "%d wrong elements", bad);
   else
     rep.pass(name);
+}
+
+template <MmaType T, bool Packed = false>
+void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
+                 int col0, std::mt19937_64 &rng) {
+  using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
+  char name[96];
+  std::snprintf(name, sizeof name, "stmatrix_epilogue_%s%s_%s",
+                HostElem<T>::kName, Packed ? "_packed" : "", label);
+  const int smem = 1024 + 4 * 8192;
+  TAWA_CHECK_CUDA(
+      cudaFuncSetAttribute(epilogueKernel<DevT, Packed>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  checkFragmentStore<T, 256>(
+      rep, name, rows, cols, row0, col0, 64, CU_TENSOR_MAP_SWIZZLE_128B, rng,
+      [&](const float *dx, const CUtensorMap &mC) {
+        epilogueKernel<DevT, Packed><<<1, 128, smem>>>(dx, mC, row0, col0);
+      });
 }
 
 // ---------------------------------------------------------------------------
@@ -326,8 +342,9 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
 
 template <typename T, int N>
 __global__ void __launch_bounds__(128, 1)
-    narrowEpilogueKernel(const float *x, const __grid_constant__ CUtensorMap mapC,
-                         int row0, int col0) {
+    narrowEpilogueKernel(const float *x,
+                         const __grid_constant__ CUtensorMap mapC, int row0,
+                         int col0) {
   __shared__ alignas(1024) uint8_t box[64 * N * 2];
   float d[N / 2];
   loadAcc<N>(x, d);
@@ -344,50 +361,16 @@ __global__ void __launch_bounds__(128, 1)
 template <MmaType T, int N>
 void runNarrowEpilogue(Report &rep, const char *label, int rows, int cols,
                        int row0, int col0, std::mt19937_64 &rng) {
-  using E = HostElem<T>;
   using DevT = std::conditional_t<T == MmaType::F16, __half, __nv_bfloat16>;
   char name[96];
   std::snprintf(name, sizeof name, "stmatrix_epilogue_64x%d_%s_%s", N,
-                E::kName, label);
-  const uint16_t kPoison = 0x7FFF;
-  const int pitch = cols + 16;
-  std::uniform_real_distribution<float> dist(-8.f, 8.f);
-  std::vector<float> x(64 * N);
-  for (auto &v : x)
-    v = dist(rng);
-  float *dx;
-  uint16_t *dc;
-  TAWA_CHECK_CUDA(cudaMalloc(&dx, x.size() * 4));
-  TAWA_CHECK_CUDA(cudaMalloc(&dc, size_t(rows + 2) * pitch * 2));
-  TAWA_CHECK_CUDA(
-      cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
-  std::vector<uint16_t> poison(size_t(rows + 2) * pitch, kPoison);
-  TAWA_CHECK_CUDA(
-      cudaMemcpy(dc, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
-  CUtensorMap mC = encodeTiled(
-      E::kMapType, 2, dc, {uint64_t(rows), uint64_t(cols)}, {uint64_t(pitch)},
-      {64, uint32_t(N)},
-      N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B);
-  narrowEpilogueKernel<DevT, N><<<1, 128>>>(dx, mC, row0, col0);
-  TAWA_CHECK_LAUNCH();
-  std::vector<uint16_t> out(poison.size());
-  TAWA_CHECK_CUDA(
-      cudaMemcpy(out.data(), dc, out.size() * 2, cudaMemcpyDeviceToHost));
-  TAWA_CHECK_CUDA(cudaFree(dx));
-  TAWA_CHECK_CUDA(cudaFree(dc));
-  int bad = 0;
-  for (int r = 0; r < rows + 2; ++r)
-    for (int c = 0; c < pitch; ++c) {
-      const int tr = r - row0, tc = c - col0;
-      const bool written =
-          r < rows && c < cols && tr >= 0 && tr < 64 && tc >= 0 && tc < N;
-      const uint16_t want = written ? E::fromFloat(x[tr * N + tc]) : kPoison;
-      bad += out[size_t(r) * pitch + c] != want;
-    }
-  if (bad)
-    rep.fail(name, "%d wrong elements", bad);
-  else
-    rep.pass(name);
+                HostElem<T>::kName, label);
+  checkFragmentStore<T, N>(
+      rep, name, rows, cols, row0, col0, N,
+      N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B, rng,
+      [&](const float *dx, const CUtensorMap &mC) {
+        narrowEpilogueKernel<DevT, N><<<1, 128>>>(dx, mC, row0, col0);
+      });
 }
 
 // ---------------------------------------------------------------------------
@@ -450,8 +433,8 @@ void runSmemToAcc(Report &rep, std::mt19937_64 &rng) {
       cudaMemcpy(dc, c.data(), c.size() * 2, cudaMemcpyHostToDevice));
   // NaN everywhere: rows the fragment does not cover must stay NaN.
   TAWA_CHECK_CUDA(cudaMemset(dout, 0xff, c.size() * 4));
-  CUtensorMap mC = encodeTiled(E::kMapType, 2, dc, {128, 256}, {256},
-                               {128, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+  CUtensorMap mC = encodeTiled(E::kMapType, 2, dc, {128, 256}, {256}, {128, 64},
+                               CU_TENSOR_MAP_SWIZZLE_128B);
   const int smem = 1024 + 4 * 128 * 128;
   TAWA_CHECK_CUDA(
       cudaFuncSetAttribute(smemToAccKernel<DevT, Frag>,
