@@ -522,6 +522,10 @@ EXAMPLES = {
     "gemm_fp16_128x32": _gemm("fp16", "fp16", 128, 32, 64),
     "gemm_bf16_128x16": _gemm("bf16", "bf16", 128, 16, 64),
     "gemm_fp8_128x32": _gemm("fp8e4nv", "fp16", 128, 32, 128),
+    # ... with B stored K x N (an MN-major B of 64- or 32-byte rows): the tutorial's pointer GEMM
+    # and a descriptor one.
+    "gemm_ptr_fp16_128x32": _gemm_pointer("fp16", 128, 32, 64),
+    "gemm_kn_bf16_128x16": _gemm_kn("bf16", "bf16", 128, 16, 64),
     # D = alpha * A B^T + beta * C: C read by descriptor in the epilogue.
     "gemm_axpby_bf16": _gemm_axpby("bf16", 128, 256, 64),
     "gemm_axpby_bf16_128x128": _gemm_axpby("bf16", 128, 128, 64),

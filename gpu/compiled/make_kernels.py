@@ -57,6 +57,8 @@ KERNELS = {
     "examples/gemm_fp16_128x32": (os.path.join(EXAMPLES, "gemm_fp16_128x32.ttir"), "gemm"),
     "examples/gemm_bf16_128x16": (os.path.join(EXAMPLES, "gemm_bf16_128x16.ttir"), "gemm"),
     "examples/gemm_fp8_128x32": (os.path.join(EXAMPLES, "gemm_fp8_128x32.ttir"), "gemm"),
+    "examples/gemm_ptr_fp16_128x32": (os.path.join(EXAMPLES, "gemm_ptr_fp16_128x32.ttir"), "pointer_gemm_128x32"),
+    "examples/gemm_kn_bf16_128x16": (os.path.join(EXAMPLES, "gemm_kn_bf16_128x16.ttir"), "gemm_kn"),
     # D = alpha A B^T + beta C: C read by descriptor in the epilogue.
     "examples/gemm_axpby_bf16": (os.path.join(EXAMPLES, "gemm_axpby_bf16.ttir"), "axpby"),
     "examples/gemm_axpby_bf16_128x128": (os.path.join(EXAMPLES, "gemm_axpby_bf16_128x128.ttir"), "axpby"),

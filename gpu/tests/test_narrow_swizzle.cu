@@ -8,7 +8,9 @@
 //    descKMajorSw64 / descKMajorSw32 (A from shared memory or from
 //    registers, and the paired form), must give A * B: D[64 x N] =
 //    A[64 x K] * B[K x N], K one row of the span, accumulators poisoned
-//    with NaN and the first wgmma with scaleD = 0.
+//    with NaN and the first wgmma with scaleD = 0;
+//  * wgmma with an MN-major B of rows of 64 or 32 bytes (B stored [K, N],
+//    N = 32 or 16 at 16 bits) read through descMNMajorSw64 / Sw32.
 #include "common.cuh"
 #include "mma_host.cuh"
 #include "tawa/device/device.cuh"
@@ -280,6 +282,103 @@ void runMma(Report &rep, std::mt19937_64 &rng) {
     rep.pass(name);
 }
 
+/// A [64, 64] K-major (128-byte rows) and B stored [K = 64, N] MN-major with
+/// rows of N 16-bit elements = SpanBytes (N = 32: 64 bytes, N = 16: 32 bytes),
+/// one TMA box each; B read through descMNMajorSw64 / Sw32, K stepped by 16
+/// rows.
+template <int N, MmaType T>
+__global__ void __launch_bounds__(128, 1)
+    mnMajorBMma(const __grid_constant__ CUtensorMap mapA,
+                const __grid_constant__ CUtensorMap mapB, float *out) {
+  constexpr int kSpan = N * 2;
+  extern __shared__ uint8_t raw[];
+  uint8_t *sA = reinterpret_cast<uint8_t *>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  uint8_t *sB = sA + 64 * 128;
+  __shared__ MBarrier bar;
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    mbarrierInit(&bar, 1);
+    fenceMBarrierInit();
+  }
+  __syncthreads();
+  if (tid == 0) {
+    mbarrierArriveExpectTx(&bar, 64 * 128 + 64 * kSpan);
+    tmaLoad2D(sA, &mapA, &bar, 0, 0);
+    tmaLoad2D(sB, &mapB, &bar, 0, 0);
+  }
+  mbarrierWait(&bar, 0);
+  float d[N / 2];
+  fillFragment(d, __int_as_float(0x7fc00000));
+  const uint64_t descA = descKMajorSw128(sA);
+  uint64_t descB;
+  if constexpr (kSpan == 64)
+    descB = descMNMajorSw64(sB, 64 * kSpan);
+  else
+    descB = descMNMajorSw32(sB, 64 * kSpan);
+  wgmmaFence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+    wgmmaSS<N, T, 0, 1>(d, descAdvance(descA, kk * 32),
+                        descAdvance(descB, kk * 16 * kSpan), kk > 0);
+  wgmmaCommit();
+  wgmmaWait<0>();
+  fenceFragment(d);
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    out[accRow(tid, i) * N + accCol(tid, i)] = d[i];
+}
+
+template <int N, MmaType T>
+void runMNMajorB(Report &rep, std::mt19937_64 &rng) {
+  using E = HostElem<T>;
+  using Bits = typename E::Bits;
+  char name[96];
+  std::snprintf(name, sizeof name, "wgmma_m64n%dk64_%s_MNmajorB_swizzle%d", N,
+                E::kName, N * 2);
+  auto A = randomElems<T>(64 * 64, rng); // A[m][k] at m * 64 + k
+  auto B = randomElems<T>(64 * N, rng);  // stored [k][n] at k * N + n
+  Bits *dA, *dB;
+  float *dOut;
+  TAWA_CHECK_CUDA(cudaMalloc(&dA, A.size() * sizeof(Bits)));
+  TAWA_CHECK_CUDA(cudaMalloc(&dB, B.size() * sizeof(Bits)));
+  TAWA_CHECK_CUDA(cudaMalloc(&dOut, 64 * N * 4));
+  TAWA_CHECK_CUDA(cudaMemcpy(dA, A.data(), A.size() * sizeof(Bits),
+                             cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(dB, B.data(), B.size() * sizeof(Bits),
+                             cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemset(dOut, 0xFF, 64 * N * 4)); // NaN poison
+  CUtensorMap mA = encodeTiled(E::kMapType, sizeof(Bits), dA, {64, 64}, {64},
+                               {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B);
+  CUtensorMap mB = encodeTiled(E::kMapType, sizeof(Bits), dB, {64, uint64_t(N)},
+                               {uint64_t(N)}, {64, uint32_t(N)},
+                               N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                       : CU_TENSOR_MAP_SWIZZLE_32B);
+  mnMajorBMma<N, T><<<1, 128, 1024 + 64 * 128 + 64 * N * 2>>>(mA, mB, dOut);
+  TAWA_CHECK_LAUNCH();
+  std::vector<float> out(64 * N);
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(out.data(), dOut, out.size() * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(dA));
+  TAWA_CHECK_CUDA(cudaFree(dB));
+  TAWA_CHECK_CUDA(cudaFree(dOut));
+  int bad = 0;
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < N; ++n) {
+      double want = 0, mag = 0;
+      for (int k = 0; k < 64; ++k) {
+        const double p = E::toDouble(A[m * 64 + k]) * E::toDouble(B[k * N + n]);
+        want += p;
+        mag += std::fabs(p);
+      }
+      bad += !(std::fabs(out[m * N + n] - want) <= 2e-3 * mag + 1e-5);
+    }
+  if (bad)
+    rep.fail(name, "%d wrong elements", bad);
+  else
+    rep.pass(name);
+}
+
 template <MmaType T> void runType(Report &rep, std::mt19937_64 &rng) {
   runMma<64, T, 64>(rep, rng);
   runMma<128, T, 64>(rep, rng);
@@ -304,5 +403,9 @@ int main() {
   runType<MmaType::F16>(rep, rng);
   runType<MmaType::BF16>(rep, rng);
   runType<MmaType::E4M3>(rep, rng);
+  runMNMajorB<32, MmaType::F16>(rep, rng);
+  runMNMajorB<16, MmaType::F16>(rep, rng);
+  runMNMajorB<32, MmaType::BF16>(rep, rng);
+  runMNMajorB<16, MmaType::BF16>(rep, rng);
   return rep.exitCode();
 }

@@ -202,10 +202,12 @@ LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
   if (bK != k || k % mmaK != 0 || !aSwizzle || !bSwizzle)
     return error(op) << "operand tiles must share K and have rows of 32 or 64 "
                         "bytes or a multiple of 128 bytes";
+  // An MN-major B of rows of 64 or 32 bytes (N = 32 or 16 at 16 bits) is
+  // one span of its swizzle: descMNMajorSw64 / Sw32.
   if ((aMNMajor && aSwizzle->spanBytes != 128) ||
-      (!bKMajor && bSwizzle->spanBytes != 128))
+      (!bKMajor && bSwizzle->spanBytes != 128 && bSwizzle->boxes != 1))
     return error(op) << "an MN-major operand needs rows of a multiple of 128 "
-                        "bytes (M or N of at least 64)";
+                        "bytes, or of 64 or 32 (N of 32 or 16)";
   if (aRows != acc.frags * 64 * groups || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
   int64_t kBytes = mmaK * eb;
@@ -267,9 +269,9 @@ LogicalResult Emitter::emitProductIssueRS(Operation *op, const ARegTile &a,
   if (bK != k || k % mmaK != 0 || !bSwizzle)
     return error(op) << "operand tiles must share K, and B have rows of 32 or "
                         "64 bytes or a multiple of 128 bytes";
-  if (!bKMajor && bSwizzle->spanBytes != 128)
+  if (!bKMajor && bSwizzle->spanBytes != 128 && bSwizzle->boxes != 1)
     return error(op) << "an MN-major B operand needs rows of a multiple of "
-                        "128 bytes (N of at least 64)";
+                        "128 bytes, or of 64 or 32 (N of 32 or 16)";
   if (a.frags != acc.frags || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
   int64_t kBytes = mmaK * eb;

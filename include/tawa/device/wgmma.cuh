@@ -65,11 +65,23 @@ __device__ __forceinline__ uint64_t descKMajorSw32(const void *tile) {
 /// elements per 128-byte row (one TMA box per 64 MN columns, boxes
 /// `mnBlockBytes` apart). LBO = distance between 64-wide MN blocks, SBO =
 /// distance between groups of 8 K rows (1024). Step K by 16 rows with
-/// descAdvance(desc, 16 * 128). (The only MN-major span: wgmma's N is at
-/// least 64 here, so MN-major rows are at least 128 bytes.)
+/// descAdvance(desc, 16 * 128). (MN-major rows of 64 or 32 bytes: below.)
 __device__ __forceinline__ uint64_t descMNMajorSw128(const void *tile,
                                                      uint32_t mnBlockBytes) {
   return makeSmemDesc<128>(smemAddr(tile), mnBlockBytes, 1024);
+}
+
+/// An MN-major tile whose MN extent is one row of 64 (32) bytes: N = 32
+/// (16) at 16 bits, TMA's 64- (32-) byte swizzle; groups of 8 K rows 512
+/// (256) bytes apart (SBO), one span along MN (LBO unused). Step K by 16 rows
+/// with descAdvance(desc, 16 * 64) (16 * 32).
+__device__ __forceinline__ uint64_t descMNMajorSw64(const void *tile,
+                                                    uint32_t mnBlockBytes) {
+  return makeSmemDesc<64>(smemAddr(tile), mnBlockBytes, 512);
+}
+__device__ __forceinline__ uint64_t descMNMajorSw32(const void *tile,
+                                                    uint32_t mnBlockBytes) {
+  return makeSmemDesc<32>(smemAddr(tile), mnBlockBytes, 256);
 }
 
 /// Moves the start address by `bytes` (a multiple of 16). The hardware applies
