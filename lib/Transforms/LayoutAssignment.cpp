@@ -117,7 +117,10 @@ void insertSmemLoads(tt::FuncOp func) {
       if (!inserted && user->isBeforeInBlock(it->second))
         it->second = user;
     }
-    for (auto [block, at] : first) {
+    for (auto &entry : first) {
+      // (Not a structured binding: clang 14 cannot capture one below.)
+      Block *block = entry.first;
+      Operation *at = entry.second;
       OpBuilder b(at);
       auto load = tawa::SmemLoadOp::create(b, at->getLoc(), tile.getType(),
                                            tile);
