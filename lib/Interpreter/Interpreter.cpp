@@ -115,11 +115,15 @@ struct NamedBarrier {
 
 /// The identity of an operand for the memo of cooperative groups: tensors
 /// and other shared objects by address (run-time data is immutable),
-/// scalars by value.
+/// scalars by value. The key keeps its object alive: an address compared
+/// while its object could have been freed and the memory given to another
+/// tensor would match that other tensor (a wrong result taken from the
+/// memo, seen as a rare mismatch that depended on where malloc put things).
 struct OperandKey {
   const void *object = nullptr;
   const void *type = nullptr;
   uint64_t bits = 0;
+  std::shared_ptr<const void> owner; ///< not compared
   bool operator==(const OperandKey &o) const {
     return object == o.object && type == o.type && bits == o.bits;
   }
@@ -1258,10 +1262,13 @@ ProgramExecutor::memoKeys(ArrayRef<RuntimeValue> operands) {
         key.bits = v.data->ints[0];
     } else if (v.data) {
       key.object = v.data.get();
+      key.owner = v.data;
     } else if (v.descriptor) {
       key.object = v.descriptor.get();
+      key.owner = v.descriptor;
     } else {
       key.object = v.aref.get();
+      key.owner = v.aref;
     }
     keys.push_back(key);
   }
