@@ -372,6 +372,11 @@ private:
   std::string epiWaitRead() const {
     return "tmaStoreWaitRead<" + std::to_string(epiBuffers - 1) + ">();";
   }
+  /// One 64-row box through the group's staging buffer `buf`: wait until
+  /// the buffer's last TMA store read it, `stage` writes it, then fence and
+  /// store it to (col, row) of `desc`.
+  void emitStagedBoxStore(llvm::function_ref<void()> stage, StringRef desc,
+                          const std::string &col, const std::string &row);
   /// The issue turn of cooperative consumer groups (kIssueTurnAttr): whether
   /// this group holds it at the point being emitted, and whether the kernel
   /// takes turns at all.

@@ -13,6 +13,24 @@ using namespace mlir;
 namespace tawa {
 namespace cuda {
 
+void Emitter::emitStagedBoxStore(llvm::function_ref<void()> stage,
+                                 StringRef desc, const std::string &col,
+                                 const std::string &row) {
+  line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
+  line() << "if (tid == 0)\n";
+  line() << "  " << epiWaitRead() << "\n";
+  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+  stage();
+  line() << "fenceProxyAsyncShared();\n";
+  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
+  line() << "if (tid == 0) {\n";
+  line() << "  tmaStore2D(" << desc << ", buf, " << col << ", " << row
+         << ");\n";
+  line() << "  tmaStoreCommit();\n";
+  line() << "}\n";
+  line() << "++epiBox;\n";
+}
+
 LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   if (region != Region::Consumer)
     return error(op) << "stores are only supported in the consumer partition";
@@ -46,19 +64,12 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     ++indent;
     line() << "const int32_t row = " << row0 << " + (cg * " << acc.frags
            << " + f) * 64;\n";
-    line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
-    line() << "if (tid == 0)\n";
-    line() << "  " << epiWaitRead() << "\n";
-    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
-    line() << "storeAccNarrowSwizzled<" << cty << ">(" << acc.name
-           << "[f], buf);\n";
-    line() << "fenceProxyAsyncShared();\n";
-    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
-    line() << "if (tid == 0) {\n";
-    line() << "  tmaStore2D(" << desc << ", buf, " << col0 << ", row);\n";
-    line() << "  tmaStoreCommit();\n";
-    line() << "}\n";
-    line() << "++epiBox;\n";
+    emitStagedBoxStore(
+        [&] {
+          line() << "storeAccNarrowSwizzled<" << cty << ">(" << acc.name
+                 << "[f], buf);\n";
+        },
+        desc, col0, "row");
     --indent;
     line() << "}\n";
     return success();
@@ -103,20 +114,12 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   for (int64_t b = 0; b < boxes - deferred; ++b) {
     line() << "{\n";
     ++indent;
-    line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
-    line() << "if (tid == 0)\n";
-    line() << "  " << epiWaitRead() << "\n";
-    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
-    line() << "storeAccBoxSwizzled<" << cty << ", " << b << ">(" << acc.name
-           << "[f], buf);\n";
-    line() << "fenceProxyAsyncShared();\n";
-    line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
-    line() << "if (tid == 0) {\n";
-    line() << "  tmaStore2D(" << desc << ", buf, " << col0 << " + "
-           << b * kEpiBoxCols << ", row);\n";
-    line() << "  tmaStoreCommit();\n";
-    line() << "}\n";
-    line() << "++epiBox;\n";
+    emitStagedBoxStore(
+        [&] {
+          line() << "storeAccBoxSwizzled<" << cty << ", " << b << ">("
+                 << acc.name << "[f], buf);\n";
+        },
+        desc, col0 + " + " + std::to_string(b * kEpiBoxCols), "row");
     --indent;
     line() << "}\n";
   }
@@ -261,27 +264,21 @@ void Emitter::emitDeferredFlushSegment(bool all, unsigned segment,
          << x << " != 0) {\n";
   ++indent;
   line() << "const uint32_t p = " << total << " - pendBoxes" << x << ";\n";
-  line() << "uint8_t *buf = " << epiBufferExpr() << ";\n";
-  line() << "if (tid == 0)\n";
-  line() << "  " << epiWaitRead() << "\n";
-  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
-  line() << "switch (p) {\n";
-  for (int64_t p = 0; p < total; ++p)
-    line() << "case " << p << ": storePackedBoxSwizzled<"
-           << (p % d.deferred) * 16 << ">(pendC" << x << "[" << p / d.deferred
-           << "], buf); break;\n";
-  line() << "}\n";
-  line() << "fenceProxyAsyncShared();\n";
-  line() << "namedBarrierSync(1 + wg, kWarpGroupThreads);\n";
-  line() << "if (tid == 0) {\n";
-  line() << "  tmaStore2D(" << descRef(d.segmentDescs[segment])
-         << ", buf, pendCol" << x << " + (int32_t)(" << d.boxes - d.deferred
-         << " + p % " << d.deferred << ") * " << kEpiBoxCols << ", pendRow" << x
-         << " + (int32_t)(cg * " << d.frags << " + p / " << d.deferred
-         << ") * 64);\n";
-  line() << "  tmaStoreCommit();\n";
-  line() << "}\n";
-  line() << "++epiBox;\n";
+  emitStagedBoxStore(
+      [&] {
+        line() << "switch (p) {\n";
+        for (int64_t p = 0; p < total; ++p)
+          line() << "case " << p << ": storePackedBoxSwizzled<"
+                 << (p % d.deferred) * 16 << ">(pendC" << x << "["
+                 << p / d.deferred << "], buf); break;\n";
+        line() << "}\n";
+      },
+      descRef(d.segmentDescs[segment]),
+      "pendCol" + x + " + (int32_t)(" + std::to_string(d.boxes - d.deferred) +
+          " + p % " + std::to_string(d.deferred) + ") * " +
+          std::to_string(kEpiBoxCols),
+      "pendRow" + x + " + (int32_t)(cg * " + std::to_string(d.frags) +
+          " + p / " + std::to_string(d.deferred) + ") * 64");
   line() << "--pendBoxes" << x << ";\n";
   --indent;
   line() << "}\n";

@@ -202,12 +202,12 @@ LogicalResult Emitter::emitProductIssue(Operation *op, Value aValue,
   if (bK != k || k % mmaK != 0 || !aSwizzle || !bSwizzle)
     return error(op) << "operand tiles must share K and have rows of 32 or 64 "
                         "bytes or a multiple of 128 bytes";
-  // An MN-major B of rows of 64 or 32 bytes (N = 32 or 16 at 16 bits) is
-  // one span of its swizzle: descMNMajorSw64 / Sw32.
-  if ((aMNMajor && aSwizzle->spanBytes != 128) ||
-      (!bKMajor && bSwizzle->spanBytes != 128 && bSwizzle->boxes != 1))
-    return error(op) << "an MN-major operand needs rows of a multiple of 128 "
-                        "bytes, or of 64 or 32 (N of 32 or 16)";
+  // Any MN-major B swizzle is read (descMNMajorSw128 over boxes of 128-byte
+  // spans, Sw64 / Sw32 for rows of N = 32 / 16 at 16 bits); an MN-major A
+  // has rows of M >= 64, a multiple of 128 bytes.
+  if (aMNMajor && aSwizzle->spanBytes != 128)
+    return error(op) << "an MN-major A operand needs rows of a multiple of "
+                        "128 bytes (M of at least 64)";
   if (aRows != acc.frags * 64 * groups || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
   int64_t kBytes = mmaK * eb;
@@ -269,9 +269,6 @@ LogicalResult Emitter::emitProductIssueRS(Operation *op, const ARegTile &a,
   if (bK != k || k % mmaK != 0 || !bSwizzle)
     return error(op) << "operand tiles must share K, and B have rows of 32 or "
                         "64 bytes or a multiple of 128 bytes";
-  if (!bKMajor && bSwizzle->spanBytes != 128 && bSwizzle->boxes != 1)
-    return error(op) << "an MN-major B operand needs rows of a multiple of "
-                        "128 bytes, or of 64 or 32 (N of 32 or 16)";
   if (a.frags != acc.frags || bN != acc.cols)
     return error(op) << "operand tiles do not match the accumulator";
   int64_t kBytes = mmaK * eb;
