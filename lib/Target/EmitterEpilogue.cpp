@@ -53,9 +53,8 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     if (deferredEpi && deferredEpi->segmentOf.count(op))
       return error(op) << "internal error: a narrow store the deferred "
                           "epilogue planned for";
-    line() << "// Epilogue: one box of 64 x " << acc.cols
-           << " per fragment (" << acc.cols * 2
-           << "-byte swizzle), staged through "
+    line() << "// Epilogue: one box of 64 x " << acc.cols << " per fragment ("
+           << acc.cols * 2 << "-byte swizzle), staged through "
            << (epiBuffers == 2 ? "two swizzled buffers" : "one swizzled buffer")
            << "; a buffer is rewritten only after the TMA store that read it "
               "did.\n";
