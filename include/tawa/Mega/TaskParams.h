@@ -1,0 +1,178 @@
+//===- TaskParams.h - what the decode task functions read -------*- C++ -*-===//
+//
+// The parameters of the decode step's task functions (docs/MEGAKERNEL.md,
+// "Binding"), shared byte for byte by the host binding (DecodeBinding.h) and
+// the device task functions (tawa/device/mega/tasks/). Scheduling lives in
+// the tables blob (DeviceLayout.h); data lives here: one OpParams per
+// operator, and a table of buffer pointers the host fills at run time
+// (weights, activations, KV cache, inputs). A parameter that names a buffer
+// holds its index in that table.
+//
+// Plain structs of fixed-width fields; each kind's struct is read through
+// the 128-byte OpParams slot of its operator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TAWA_MEGA_TASKPARAMS_H
+#define TAWA_MEGA_TASKPARAMS_H
+
+#include <cstdint>
+
+namespace tawa::mega {
+
+/// TaskDesc::kind of each task function: OpKind (TGraph.h) + 1, repeated
+/// here for the device (DecodeBinding.cpp checks that they agree).
+enum class TaskKind : uint8_t {
+  Embedding = 1,
+  RmsNormLinear = 2,
+  LinearResidual = 3,
+  QkNormRope = 4,
+  KvAppend = 5,
+  DecodeAttention = 6,
+  AttentionMerge = 7,
+  SiluMul = 8,
+  Argmax = 9,
+};
+
+/// Element type of a bound buffer.
+enum class BufferType : uint32_t { BF16 = 0, F32 = 1, I32 = 2 };
+
+/// A buffer parameter that names nothing.
+constexpr uint32_t kNoBuffer = 0xFFFFFFFFu;
+
+#ifdef __CUDACC__
+#define TAWA_MEGA_HD __host__ __device__
+#else
+#define TAWA_MEGA_HD
+#endif
+
+/// Rows of tokens: at most this many batch rows per linear tile (wider
+/// batches are split into row tiles by the graph).
+constexpr int kMaxTileRows = 64;
+
+/// Dynamic shared memory the task functions may use (the kernel allocates
+/// more, so that one CTA fills an SM).
+constexpr int32_t kTaskSmemBytes = 192 * 1024;
+/// Shared memory of a linear tile kept for row scales and reductions.
+constexpr int32_t kLinearSmemReserve = 1024;
+
+/// The K extent a linear tile stages per pass: all of K when `rows` rows of
+/// bf16 fit, else the widest multiple of 256 that fits next to the float
+/// accumulator of rows x vcols outputs. 0 when no pass fits (the binding
+/// rejects such a tile).
+TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
+                                        int32_t k) {
+  const int32_t room = kTaskSmemBytes - kLinearSmemReserve;
+  if (rows * k * 2 <= room)
+    return k;
+  const int32_t left = room - rows * vcols * 4;
+  const int32_t kc = left > 0 ? left / (rows * 2) / 256 * 256 : 0;
+  return kc >= 256 ? kc : 0;
+}
+
+/// Embedding: out[b, c] = table[tokens[b], c] for the tile's columns.
+struct EmbeddingParams {
+  uint32_t tokens; ///< I32 [B]
+  uint32_t table;  ///< BF16 [V, H]
+  uint32_t out;    ///< BF16 [B, H]
+  int32_t batch, hidden, vocab, tileN, colTiles;
+};
+
+/// RmsNormLinear and LinearResidual: a tile of output columns of
+/// y = norm(x) · Wᵀ over all K, for a tile of rows.
+/// Column c reads row c of w0 when c < seg1, row c - seg1 of w1 when
+/// c < seg2, else row c - seg2 of w2 (the fused q/k/v projection).
+/// `paired`: column c computes w0 row c and w1 row c into out[b, 0, c] and
+/// out[b, 1, c] (gate and up, out is [B, 2, N]).
+struct LinearParams {
+  uint32_t in;         ///< BF16 [M, K]
+  uint32_t normWeight; ///< BF16 [K], kNoBuffer: no RMSNorm
+  uint32_t w0, w1, w2; ///< BF16 [rows, K], row-major
+  uint32_t out;        ///< BF16 [M, N] (or [M, 2, N] paired), F32 if outF32
+  uint32_t residual;   ///< BF16 [M, N] added to the output, or kNoBuffer
+  int32_t m, n, k, tileM, tileN, colTiles;
+  int32_t seg1, seg2;
+  int32_t paired;
+  int32_t outF32; ///< logits: the bf16-rounded product stored as float
+  float eps;
+};
+
+/// QkNormRope: tile h < qHeads is q head h, else k head h - qHeads; each
+/// row's head is RMS-normalized (Qwen3, when qkNorm) and rotated by RoPE
+/// at the row's position.
+struct QkNormRopeParams {
+  uint32_t qkv;       ///< BF16 [B, (qHeads + 2 kvHeads) D]
+  uint32_t qNorm;     ///< BF16 [D] or kNoBuffer
+  uint32_t kNorm;     ///< BF16 [D] or kNoBuffer
+  uint32_t q;         ///< BF16 [B, qHeads D]
+  uint32_t k;         ///< BF16 [B, kvHeads D]
+  uint32_t positions; ///< I32 [B]
+  int32_t batch, qHeads, kvHeads, headDim, qkvCols, qkNorm;
+  float eps, ropeTheta;
+};
+
+/// KvAppend: tile h writes KV head h of every row at the row's position.
+struct KvAppendParams {
+  uint32_t k;      ///< BF16 [B, kvHeads D] (normalized, rotated)
+  uint32_t qkv;    ///< BF16 [B, qkvCols]; v at column vCol0 + h D
+  uint32_t kCache; ///< BF16 [B, kvHeads, maxSeq, D]
+  uint32_t vCache; ///< BF16 [B, kvHeads, maxSeq, D]
+  uint32_t positions;
+  int32_t batch, kvHeads, headDim, maxSeq, qkvCols, vCol0;
+};
+
+/// DecodeAttention: tile (b, h, chunk) attends the `group` q heads of KV head
+/// h of row b over cache positions [chunk * chunkLen, (chunk + 1) * chunkLen)
+/// clipped to positions[b] + 1. With chunks == 1 it writes the output;
+/// otherwise the chunk's normalized output and log-sum-exp (natural log; an
+/// empty chunk writes -inf and zeros).
+struct DecodeAttentionParams {
+  uint32_t q;         ///< BF16 [B, qHeads D]
+  uint32_t kCache;    ///< BF16 [B, kvHeads, maxSeq, D]
+  uint32_t vCache;    ///< BF16 [B, kvHeads, maxSeq, D]
+  uint32_t positions; ///< I32 [B]
+  uint32_t out;       ///< chunks == 1: BF16 [B, qHeads D]
+  uint32_t partOut;   ///< chunks > 1: F32 [B, kvHeads, chunks, group D]
+  uint32_t partLse;   ///< chunks > 1: F32 [B, kvHeads, chunks, group]
+  int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
+  float scale; ///< 1 / sqrt(D)
+};
+
+/// AttentionMerge: tile (b, h) combines the chunks' partial outputs.
+struct AttentionMergeParams {
+  uint32_t partOut, partLse;
+  uint32_t out; ///< BF16 [B, qHeads D]
+  int32_t batch, kvHeads, group, headDim, chunks;
+};
+
+/// SiluMul: out[b, c] = silu(gateUp[b, 0, c]) * gateUp[b, 1, c].
+struct SiluMulParams {
+  uint32_t gateUp; ///< BF16 [B, 2, I]
+  uint32_t out;    ///< BF16 [B, I]
+  int32_t batch, inter, tileN, colTiles;
+};
+
+/// Argmax: tile b writes the first index of row b's largest logit.
+struct ArgmaxParams {
+  uint32_t logits; ///< F32 [B, V]
+  uint32_t out;    ///< I32 [B]
+  int32_t vocab;
+};
+
+/// One operator's parameters: the struct of its kind, zero-padded.
+struct alignas(16) OpParams {
+  uint8_t bytes[128];
+};
+
+static_assert(sizeof(EmbeddingParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(LinearParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(QkNormRopeParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(KvAppendParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(DecodeAttentionParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(AttentionMergeParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(SiluMulParams) <= sizeof(OpParams), "fits");
+static_assert(sizeof(ArgmaxParams) <= sizeof(OpParams), "fits");
+
+} // namespace tawa::mega
+
+#endif // TAWA_MEGA_TASKPARAMS_H

@@ -1,0 +1,187 @@
+//===- DecodeBindingTest.cpp - buffers and task parameters of a step ------===//
+
+#include "tawa/Mega/DecodeBinding.h"
+#include "tawa/Mega/DecodeGraph.h"
+#include "tawa/Mega/Passes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+using namespace tawa::mega;
+
+namespace {
+
+ModelConfig load(const std::string &name) {
+  ModelConfig c;
+  std::string error;
+  EXPECT_TRUE(
+      loadModelConfig(std::string(TAWA_MEGA_INPUTS) + "/" + name, c, error))
+      << error;
+  return c;
+}
+
+DecodeBinding bind(const ModelConfig &c, const PlanOptions &o, TGraph &g) {
+  g = buildDecodeGraph(c, o);
+  DecodeBinding b;
+  std::string error;
+  EXPECT_TRUE(bindDecodeGraph(g, c, o, b, error)) << error;
+  return b;
+}
+
+const Operator &opNamed(const TGraph &g, const std::string &name, int &index) {
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].name == name) {
+      index = static_cast<int>(i);
+      return g.ops[i];
+    }
+  ADD_FAILURE() << "no operator " << name;
+  index = 0;
+  return g.ops[0];
+}
+
+TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
+  ModelConfig c = load("qwen3-8b.json");
+  PlanOptions o;
+  o.batch = 4;
+  o.maxSeq = 1024;
+  TGraph g;
+  DecodeBinding b = bind(c, o, g);
+  ASSERT_EQ(b.params.size(), g.ops.size());
+  std::set<std::string> names;
+  size_t weights = 0, tensors = 0;
+  for (const BufferDesc &d : b.buffers) {
+    EXPECT_TRUE(names.insert(d.name).second) << d.name << " twice";
+    weights += d.kind == BufferKind::Weight;
+    tensors += d.tensor >= 0;
+    if (d.tensor >= 0) {
+      EXPECT_EQ(d.shape, g.tensors[d.tensor].shape) << d.name;
+    }
+  }
+  EXPECT_EQ(tensors, g.tensors.size());
+  // Per layer: 2 norms, q/k/v/o, q/k norms, gate/up/down; plus embedding,
+  // final norm and the untied LM head.
+  EXPECT_EQ(weights, size_t(c.numLayers) * 11 + 3);
+  EXPECT_NE(b.find("lm_head.weight"), kNoBuffer);
+  EXPECT_EQ(b.buffers[b.tokens].type, BufferType::I32);
+  EXPECT_EQ(b.buffers[b.positions].kind, BufferKind::Input);
+  EXPECT_EQ(b.buffers[b.positions].shape, std::vector<int64_t>{4});
+  EXPECT_EQ(b.buffers[b.logits].type, BufferType::F32);
+  EXPECT_EQ(b.buffers[b.logits].kind, BufferKind::Output);
+  EXPECT_EQ(b.buffers[b.find("l3.k_cache")].kind, BufferKind::State);
+  EXPECT_EQ(b.buffers[b.find("model.layers.35.mlp.down_proj.weight")].shape,
+            (std::vector<int64_t>{4096, 12288}));
+}
+
+TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
+  ModelConfig c = load("qwen3-0.6b.json");
+  PlanOptions o;
+  TGraph g;
+  DecodeBinding b = bind(c, o, g);
+  int i = 0;
+  opNamed(g, "l5.qkv", i);
+  auto p = paramsAs<LinearParams>(b.params[i]);
+  EXPECT_EQ(b.buffers[p.w0].name, "model.layers.5.self_attn.q_proj.weight");
+  EXPECT_EQ(b.buffers[p.w1].name, "model.layers.5.self_attn.k_proj.weight");
+  EXPECT_EQ(b.buffers[p.w2].name, "model.layers.5.self_attn.v_proj.weight");
+  EXPECT_EQ(p.seg1, 16 * 128);
+  EXPECT_EQ(p.seg2, (16 + 8) * 128);
+  EXPECT_EQ(p.n, (16 + 2 * 8) * 128);
+  EXPECT_EQ(p.k, 1024);
+  EXPECT_EQ(b.buffers[p.normWeight].name,
+            "model.layers.5.input_layernorm.weight");
+  EXPECT_EQ(p.residual, kNoBuffer);
+  EXPECT_EQ(p.paired, 0);
+  EXPECT_EQ(p.colTiles, (p.n + p.tileN - 1) / p.tileN);
+
+  opNamed(g, "l5.gate_up", i);
+  p = paramsAs<LinearParams>(b.params[i]);
+  EXPECT_EQ(p.paired, 1);
+  EXPECT_EQ(b.buffers[p.w1].name, "model.layers.5.mlp.up_proj.weight");
+
+  opNamed(g, "l5.down", i);
+  p = paramsAs<LinearParams>(b.params[i]);
+  EXPECT_EQ(b.buffers[p.residual].name, "l5.h");
+  EXPECT_EQ(b.buffers[p.out].name, "x.6");
+
+  // Tied: the LM head reads the embedding table, as float logits.
+  opNamed(g, "lm_head", i);
+  p = paramsAs<LinearParams>(b.params[i]);
+  EXPECT_EQ(b.buffers[p.w0].name, "model.embed_tokens.weight");
+  EXPECT_EQ(p.outF32, 1);
+  EXPECT_EQ(b.find("lm_head.weight"), kNoBuffer);
+}
+
+TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
+  ModelConfig c = load("qwen3-0.6b.json");
+  PlanOptions o;
+  o.maxSeq = 4096;
+  TGraph g;
+  DecodeBinding b = bind(c, o, g);
+  int i = 0;
+  opNamed(g, "l0.attention", i);
+  auto p = paramsAs<DecodeAttentionParams>(b.params[i]);
+  EXPECT_GT(p.chunks, 1);
+  EXPECT_EQ(p.out, kNoBuffer);
+  EXPECT_EQ(b.buffers[p.partOut].name, "l0.attn_part");
+  EXPECT_EQ(p.group, 2);
+  EXPECT_FLOAT_EQ(p.scale, 1.0f / std::sqrt(128.0f));
+
+  o.batch = 32; // 32 rows x 8 KV heads fill the 132 SMs: no split
+  o.maxSeq = 512;
+  b = bind(c, o, g);
+  opNamed(g, "l0.attention", i);
+  p = paramsAs<DecodeAttentionParams>(b.params[i]);
+  EXPECT_EQ(p.chunks, 1);
+  EXPECT_EQ(b.buffers[p.out].name, "l0.attn");
+}
+
+TEST(DecodeBinding, PassesKeepOperatorIndices) {
+  ModelConfig c = load("llama-tiny.json");
+  PlanOptions o;
+  TGraph g;
+  DecodeBinding b = bind(c, o, g);
+  std::vector<std::string> before;
+  for (const Operator &op : g.ops)
+    before.push_back(op.name);
+  std::string error;
+  for (const PassInfo *pass : planPipeline())
+    ASSERT_TRUE(pass->run(g, error)) << error;
+  ASSERT_EQ(g.ops.size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i)
+    EXPECT_EQ(g.ops[i].name, before[i]);
+  // Llama has no q/k norm.
+  int i = 0;
+  opNamed(g, "l0.qk_norm_rope", i);
+  auto p = paramsAs<QkNormRopeParams>(b.params[i]);
+  EXPECT_EQ(p.qkNorm, 0);
+  EXPECT_EQ(p.qNorm, kNoBuffer);
+}
+
+TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {
+  ModelConfig c = load("qwen3-0.6b.json");
+  PlanOptions o;
+  std::string error;
+  DecodeBinding b;
+  ModelConfig odd = c;
+  odd.headDim = 96;
+  TGraph g = buildDecodeGraph(odd, o);
+  EXPECT_FALSE(bindDecodeGraph(g, odd, o, b, error));
+  EXPECT_NE(error.find("head_dim 96"), std::string::npos) << error;
+
+  ModelConfig wide = c;
+  wide.numHeads = 32;
+  wide.numKvHeads = 2; // 16 q heads per KV head
+  g = buildDecodeGraph(wide, o);
+  EXPECT_FALSE(bindDecodeGraph(g, wide, o, b, error));
+  EXPECT_NE(error.find("= 16"), std::string::npos) << error;
+
+  TGraph generic;
+  generic.ops.push_back(
+      Operator{"custom", OpKind::Generic, -1, LaunchMode::Aot, {}, 0});
+  EXPECT_FALSE(bindDecodeGraph(generic, c, o, b, error));
+  EXPECT_NE(error.find("has no task function"), std::string::npos) << error;
+}
+
+} // namespace
