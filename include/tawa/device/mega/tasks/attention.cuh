@@ -1,0 +1,211 @@
+// Decode attention over the KV cache (GQA) and the merge of split chunks.
+//
+// A task holds the `group` q heads that share KV head h of row b and walks
+// its chunk of cache positions in blocks of kAttnBlock: scores into shared
+// memory (D / 8 lanes per position, each reading 16 bytes of its key row),
+// an online softmax per head across blocks, and P·V with the same lanes
+// reading the value rows, each lane group summing its own positions; the
+// groups' partial outputs are added at the end. Float throughout; the output is
+// rounded to bf16, or kept in float with its log-sum-exp when the sequence is
+// split into chunks and a merge task combines them.
+#pragma once
+#include "tawa/device/mega/tasks/common.cuh"
+
+namespace tawa::device::mega {
+
+using tawa::mega::AttentionMergeParams;
+using tawa::mega::DecodeAttentionParams;
+
+constexpr int kAttnBlock = 512;  ///< cache positions scored per block
+constexpr int kAttnMaxGroup = 8; ///< q heads per KV head (1, 2, 4, 8)
+
+template <int G>
+__device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
+                                     void *const *buffers, uint32_t tile) {
+  const int ch = tile % p.chunks;
+  const int h = (tile / p.chunks) % p.kvHeads;
+  const int b = tile / (p.chunks * p.kvHeads);
+  const int D = p.headDim;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int len = bufferAt<const int32_t>(buffers, p.positions)[b] + 1;
+  const int s0 = ch * p.chunkLen;
+  const int s1 = min(min(s0 + p.chunkLen, len), p.maxSeq);
+  // A position's row is D / 8 lanes of 8 columns; a warp covers 32 / (D / 8)
+  // positions at once (D / 8 is a power of two dividing 32).
+  const int rowLanes = D / 8, perWarp = 32 / rowLanes;
+  const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
+  const int slots = kTaskWarps * perWarp; // positions in flight per CTA
+
+  // Shared memory: q [G][D] (scaled), scores [G][kAttnBlock], per-head
+  // running max / sum / block rescale, and partial outputs [slots][G][D].
+  float *qs = reinterpret_cast<float *>(taskSmem());
+  float *scores = qs + G * D;
+  float *runMax = scores + G * kAttnBlock;
+  float *runSum = runMax + kAttnMaxGroup;
+  float *rescale = runSum + kAttnMaxGroup;
+  float *partial = rescale + kAttnMaxGroup;
+
+  const bf16 *q =
+      bufferAt<const bf16>(buffers, p.q) + (size_t(b) * p.kvHeads + h) * G * D;
+  for (int i = threadIdx.x; i < G * D; i += kTaskThreads)
+    qs[i] = toFloat(q[i]) * p.scale;
+  if (threadIdx.x < G) {
+    runMax[threadIdx.x] = -INFINITY;
+    runSum[threadIdx.x] = 0.f;
+  }
+  const size_t headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
+  const bf16 *kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
+  const bf16 *vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
+  float acc[G][8];
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      acc[g][e] = 0.f;
+  __syncthreads();
+
+  const int slot = warp * perWarp + sub;
+  for (int blk = s0; blk < s1; blk += kAttnBlock) {
+    const int n = min(kAttnBlock, s1 - blk);
+    // Scores: the lanes of a slot each take 8 columns of its key row. The
+    // trip count is the warp's, not the slot's, so that every lane reaches
+    // the shuffles (a slot past the block's end scores nothing).
+    for (int base = warp * perWarp; base < n; base += slots) {
+      const int s = base + sub;
+      float kf[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+      if (s < n)
+        unpack8(
+            *reinterpret_cast<const uint4 *>(kRows + size_t(blk + s) * D + col),
+            kf);
+      float dot[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float4 a = *reinterpret_cast<const float4 *>(qs + g * D + col);
+        const float4 c =
+            *reinterpret_cast<const float4 *>(qs + g * D + col + 4);
+        dot[g] = a.x * kf[0] + a.y * kf[1] + a.z * kf[2] + a.w * kf[3] +
+                 c.x * kf[4] + c.y * kf[5] + c.z * kf[6] + c.w * kf[7];
+        for (int o = rowLanes / 2; o > 0; o >>= 1)
+          dot[g] += __shfl_xor_sync(0xffffffffu, dot[g], o);
+      }
+      if (s < n && lane % rowLanes == 0)
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          scores[g * kAttnBlock + s] = dot[g];
+    }
+    __syncthreads();
+    // Online softmax: warp w updates heads w, w + warps, ...
+    for (int g = warp; g < G; g += kTaskWarps) {
+      float m = -INFINITY;
+      for (int s = lane; s < n; s += 32)
+        m = fmaxf(m, scores[g * kAttnBlock + s]);
+      m = warpMax(m);
+      const float mNew = fmaxf(runMax[g], m);
+      float sum = 0.f;
+      for (int s = lane; s < n; s += 32) {
+        const float e = __expf(scores[g * kAttnBlock + s] - mNew);
+        scores[g * kAttnBlock + s] = e;
+        sum += e;
+      }
+      sum = warpSum(sum);
+      if (lane == 0) {
+        const float r = __expf(runMax[g] - mNew); // 0 on the first block
+        rescale[g] = r;
+        runSum[g] = runSum[g] * r + sum;
+        runMax[g] = mNew;
+      }
+    }
+    __syncthreads();
+    // P·V over the slot's positions.
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const float r = rescale[g];
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        acc[g][e] *= r;
+    }
+    for (int s = slot; s < n; s += slots) {
+      float vf[8];
+      unpack8(
+          *reinterpret_cast<const uint4 *>(vRows + size_t(blk + s) * D + col),
+          vf);
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float pg = scores[g * kAttnBlock + s];
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
+      }
+    }
+    __syncthreads(); // scores and rescale are rewritten by the next block
+  }
+
+  // Sum the slots' partial outputs.
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      partial[(slot * G + g) * D + col + e] = acc[g][e];
+  __syncthreads();
+  for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
+    const int g = i / D;
+    float o = 0.f;
+    for (int w = 0; w < slots; ++w)
+      o += partial[w * G * D + i];
+    const float l = runSum[g];
+    const float out = l > 0.f ? o / l : 0.f;
+    if (p.chunks == 1) {
+      bufferAt<bf16>(buffers, p.out)[(size_t(b) * p.kvHeads + h) * G * D + i] =
+          toBf16(out);
+    } else {
+      const size_t part = (size_t(b) * p.kvHeads + h) * p.chunks + ch;
+      bufferAt<float>(buffers, p.partOut)[part * G * D + i] = out;
+      if (i % D == 0)
+        bufferAt<float>(buffers, p.partLse)[part * G + g] =
+            l > 0.f ? runMax[g] + logf(l) : -INFINITY;
+    }
+  }
+}
+
+__device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
+                                           void *const *buffers,
+                                           uint32_t tile) {
+  switch (p.group) {
+  case 1:
+    return decodeAttentionGroup<1>(p, buffers, tile);
+  case 2:
+    return decodeAttentionGroup<2>(p, buffers, tile);
+  case 4:
+    return decodeAttentionGroup<4>(p, buffers, tile);
+  default:
+    return decodeAttentionGroup<8>(p, buffers, tile);
+  }
+}
+
+/// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m).
+__device__ inline void attentionMergeTask(const AttentionMergeParams &p,
+                                          void *const *buffers, uint32_t tile) {
+  const int G = p.group, D = p.headDim;
+  const size_t part0 = size_t(tile) * p.chunks;
+  const float *lse = bufferAt<const float>(buffers, p.partLse);
+  const float *po = bufferAt<const float>(buffers, p.partOut);
+  bf16 *out = bufferAt<bf16>(buffers, p.out) + size_t(tile) * G * D;
+  for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
+    const int g = i / D;
+    float m = -INFINITY;
+    for (int c = 0; c < p.chunks; ++c)
+      m = fmaxf(m, lse[(part0 + c) * G + g]);
+    float num = 0.f, den = 0.f;
+    for (int c = 0; c < p.chunks; ++c) {
+      const float l = lse[(part0 + c) * G + g];
+      if (l == -INFINITY)
+        continue;
+      const float w = __expf(l - m);
+      num = fmaf(w, po[(part0 + c) * G * D + i], num);
+      den += w;
+    }
+    out[i] = toBf16(den > 0.f ? num / den : 0.f);
+  }
+}
+
+} // namespace tawa::device::mega

@@ -1,0 +1,95 @@
+// Helpers of the decode task functions (docs/MEGAKERNEL.md, "Task
+// functions"): bf16 conversions that round like PyTorch (to nearest even),
+// loads that keep read-only weights out of L1, CTA-wide reductions, and the
+// dynamic shared memory every task shares (one task runs on a CTA at a time).
+//
+// Activations are read with plain loads: they were written by other CTAs
+// during the step, and the runtime's acquire (at GPU scope, which drops
+// stale L1 lines) plus a CTA barrier orders those writes before the task.
+// Weights never change during the kernel, so they may use the non-coherent
+// path.
+#pragma once
+#include "tawa/Mega/TaskParams.h"
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+namespace tawa::device::mega {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int kTaskThreads = 128;
+constexpr int kTaskWarps = kTaskThreads / 32;
+
+__device__ __forceinline__ float toFloat(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ bf16 toBf16(float v) {
+  return __float2bfloat16_rn(v);
+}
+/// `v` rounded to bf16 and back: what PyTorch holds after a bf16 op.
+__device__ __forceinline__ float roundBf16(float v) {
+  return toFloat(toBf16(v));
+}
+
+/// The task's shared memory: the kernel's dynamic allocation.
+__device__ __forceinline__ unsigned char *taskSmem() {
+  extern __shared__ __align__(128) unsigned char megaDynamicSmem[];
+  return megaDynamicSmem;
+}
+
+/// Eight bf16 of a read-only weight row, 16 bytes, bypassing L1 (each weight
+/// element is read once per step).
+__device__ __forceinline__ uint4 loadWeight16(const bf16 *p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+/// The eight bf16 of a 16-byte vector as floats.
+__device__ __forceinline__ void unpack8(const uint4 &v, float (&f)[8]) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(w[i] << 16);
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xFFFF0000u);
+  }
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warpMax(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// Sum over the CTA; every thread gets it. `scratch` holds kTaskWarps
+/// floats; the call begins and ends with a barrier, so it may be reused.
+__device__ __forceinline__ float blockSum(float v, float *scratch) {
+  v = warpSum(v);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0)
+    scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  float s = 0.f;
+#pragma unroll
+  for (int w = 0; w < kTaskWarps; ++w)
+    s += scratch[w];
+  __syncthreads();
+  return s;
+}
+
+template <typename T>
+__device__ __forceinline__ T *bufferAt(void *const *buffers, uint32_t id) {
+  return static_cast<T *>(buffers[id]);
+}
+
+} // namespace tawa::device::mega

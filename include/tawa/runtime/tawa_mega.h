@@ -1,0 +1,67 @@
+/* C API of the decode mega-kernel (docs/MEGAKERNEL.md, "Running a model"):
+ * plans one decode step of a Qwen3 / Llama config for a batch size, binds
+ * buffers (weights, activations, KV cache, inputs, outputs) by name, and
+ * runs steps as one persistent kernel. The Python front end
+ * (python/tawa/mega) loads it with ctypes.
+ *
+ * Functions returning int return 0 on success and nonzero on failure, with
+ * the message in tawa_mega_last_error(). Not thread-safe per decoder. */
+#ifndef TAWA_MEGA_H
+#define TAWA_MEGA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tawa_mega_decoder tawa_mega_decoder;
+
+/* The message of the calling thread's last failure. */
+const char *tawa_mega_last_error(void);
+
+/* Plans, binds and lowers one decode step of `config_json` (the text of a
+ * Hugging Face config.json) for `batch` rows and a KV cache of `max_seq`
+ * positions per row, on the current CUDA device, with `scheduler_ctas`
+ * CTAs of scheduler warps (the rest of the SMs are workers). */
+int tawa_mega_create(const char *config_json, int batch, int max_seq,
+                     int scheduler_ctas, tawa_mega_decoder **out);
+void tawa_mega_destroy(tawa_mega_decoder *d);
+
+/* Buffers, in the order of the binding. type: 0 bf16, 1 f32, 2 i32;
+ * kind: 0 weight, 1 input, 2 activation, 3 state, 4 output. `shape` has room
+ * for 8 dimensions. */
+int tawa_mega_num_buffers(const tawa_mega_decoder *d);
+const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index);
+int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
+                          int *kind, int *ndim, int64_t *shape);
+
+/* Binds buffer `index` to device memory at `ptr` (16-byte aligned, holding
+ * the buffer's elements contiguously). */
+int tawa_mega_bind(tawa_mega_decoder *d, int index, void *ptr);
+
+/* Runs one step on `stream` (a cudaStream_t; NULL for the default stream):
+ * clears the runtime's counters and launches the persistent kernel; every
+ * buffer must be bound. Asynchronous. `watchdog_ms` bounds every wait
+ * inside the kernel (0: 2000 ms); a stuck step ends with reports
+ * (tawa_mega_check). */
+int tawa_mega_step(tawa_mega_decoder *d, void *stream, double watchdog_ms);
+
+/* After a step has finished (the stream synchronized): nonzero, with the
+ * watchdog's reports as the message, if a wait timed out or an event
+ * received more arrivals than its count. */
+int tawa_mega_check(tawa_mega_decoder *d);
+
+/* A one-line summary of the plan: tasks, events, workers, JIT tasks. */
+const char *tawa_mega_summary(const tawa_mega_decoder *d);
+
+/* In-kernel time of the last step (first CTA start to last CTA exit, ns),
+ * after the stream synchronized. */
+uint64_t tawa_mega_last_step_ns(tawa_mega_decoder *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TAWA_MEGA_H */

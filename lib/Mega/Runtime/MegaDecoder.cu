@@ -1,0 +1,255 @@
+//===- MegaDecoder.cu - the decode mega-kernel behind tawa_mega.h ---------===//
+//
+// Plans a decode step in process (the planner is plain C++), binds its
+// buffers, lowers it to device tables and runs megaKernel<DecodeTasks>. The
+// graph's task functions read their parameters from a device copy of the
+// binding's OpParams and buffer addresses from a device pointer table that
+// is uploaded when a binding changed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tawa/Mega/DecodeBinding.h"
+#include "tawa/Mega/DecodeGraph.h"
+#include "tawa/Mega/DeviceTables.h"
+#include "tawa/Mega/ModelConfig.h"
+#include "tawa/Mega/Passes.h"
+#include "tawa/Mega/Verifier.h"
+#include "tawa/device/mega/decode_tasks.cuh"
+#include "tawa/device/mega/launcher.cuh"
+#include "tawa/runtime/tawa_mega.h"
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace tawa::mega;
+using namespace tawa::device::mega;
+
+namespace {
+
+thread_local std::string lastError;
+
+int failWith(const std::string &message) {
+  lastError = message;
+  return 1;
+}
+
+bool cudaOk(cudaError_t e, const char *what) {
+  if (e == cudaSuccess)
+    return true;
+  lastError = std::string(what) + ": " + cudaGetErrorString(e);
+  return false;
+}
+
+std::string describeReport(const WaitReport &r) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "%s %u %s: task %d event %d arrivals %u of %u after %u "
+                "kcycles",
+                r.role == 1 ? "worker" : "scheduler", r.unit,
+                r.end == 1 ? "timed out" : "stopped", int(r.task), int(r.event),
+                r.arrivals, r.triggerCount, r.waitedKCycles);
+  return buf;
+}
+
+} // namespace
+
+struct tawa_mega_decoder {
+  ModelConfig config;
+  PlanOptions plan;
+  TGraph graph;
+  DecodeBinding binding;
+  DeviceTables tables;
+  MegaLauncher launcher;
+  std::vector<void *> pointers;
+  bool pointersDirty = true;
+  OpParams *paramsDev = nullptr;
+  void **pointersDev = nullptr;
+  std::string summary;
+  int clockKHz = 0;
+
+  ~tawa_mega_decoder() {
+    cudaFree(paramsDev);
+    cudaFree(pointersDev);
+  }
+};
+
+extern "C" {
+
+const char *tawa_mega_last_error(void) { return lastError.c_str(); }
+
+int tawa_mega_create(const char *configJson, int batch, int maxSeq,
+                     int schedulerCtas, tawa_mega_decoder **out) {
+  if (!configJson || !out)
+    return failWith("tawa_mega_create: null argument");
+  *out = nullptr;
+  auto d = std::make_unique<tawa_mega_decoder>();
+  std::string error;
+  if (!parseModelConfig(configJson, "config", d->config, error))
+    return failWith(error);
+  int device = 0, sms = 0;
+  if (!cudaOk(cudaGetDevice(&device), "cudaGetDevice") ||
+      !cudaOk(
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+          "SM count") ||
+      !cudaOk(
+          cudaDeviceGetAttribute(&d->clockKHz, cudaDevAttrClockRate, device),
+          "clock rate"))
+    return 1;
+  if (schedulerCtas < 1 || schedulerCtas >= sms)
+    return failWith("scheduler CTAs must be in [1, " + std::to_string(sms - 1) +
+                    "], got " + std::to_string(schedulerCtas));
+  d->plan.batch = batch;
+  d->plan.maxSeq = maxSeq;
+  d->plan.sms = sms;
+  if (!checkPlanOptions(d->plan, error))
+    return failWith(error);
+  d->graph = buildDecodeGraph(d->config, d->plan);
+  if (!bindDecodeGraph(d->graph, d->config, d->plan, d->binding, error))
+    return failWith(error);
+  for (const PassInfo *pass : planPipeline()) {
+    if (!pass->run(d->graph, error))
+      return failWith(std::string(pass->name) + ": " + error);
+  }
+  std::vector<std::string> problems = verifyGraph(d->graph, 1);
+  if (!problems.empty())
+    return failWith("planned graph does not verify: " + problems[0]);
+  LoweringOptions lowering;
+  lowering.workers = static_cast<unsigned>(sms - schedulerCtas);
+  lowering.producers = false;
+  if (!lowerToDeviceTables(d->graph, lowering, d->tables, error))
+    return failWith(error);
+  LaunchOptions launch;
+  launch.schedulerCtas = schedulerCtas;
+  launch.countDispatches = false;
+  if (!d->launcher.init(packTables(d->tables), launch, error) ||
+      !d->launcher.prepare<DecodeTasks>(error))
+    return failWith(error);
+  const size_t nb = d->binding.buffers.size();
+  d->pointers.assign(nb, nullptr);
+  if (!cudaOk(cudaMalloc(&d->paramsDev,
+                         d->binding.params.size() * sizeof(OpParams)),
+              "cudaMalloc") ||
+      !cudaOk(cudaMemcpy(d->paramsDev, d->binding.params.data(),
+                         d->binding.params.size() * sizeof(OpParams),
+                         cudaMemcpyHostToDevice),
+              "cudaMemcpy") ||
+      !cudaOk(cudaMalloc(&d->pointersDev, nb * sizeof(void *)), "cudaMalloc"))
+    return 1;
+  const TablesHeader &h = d->tables.header;
+  d->summary = d->graph.name + ": " + std::to_string(h.numTasks) + " tasks (" +
+               std::to_string(h.numJitTasks) + " JIT), " +
+               std::to_string(h.numEvents) + " events, " +
+               std::to_string(h.numWorkers) + " workers, " +
+               std::to_string(schedulerCtas) + " scheduler CTAs, " +
+               std::to_string(nb) + " buffers";
+  *out = d.release();
+  return 0;
+}
+
+void tawa_mega_destroy(tawa_mega_decoder *d) { delete d; }
+
+int tawa_mega_num_buffers(const tawa_mega_decoder *d) {
+  return static_cast<int>(d->binding.buffers.size());
+}
+
+const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index) {
+  if (index < 0 || index >= tawa_mega_num_buffers(d))
+    return nullptr;
+  return d->binding.buffers[index].name.c_str();
+}
+
+int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
+                          int *kind, int *ndim, int64_t *shape) {
+  if (index < 0 || index >= tawa_mega_num_buffers(d))
+    return failWith("buffer index " + std::to_string(index) + " out of range");
+  const BufferDesc &b = d->binding.buffers[index];
+  if (b.shape.size() > 8)
+    return failWith("buffer '" + b.name + "' has more than 8 dimensions");
+  *type = static_cast<int>(b.type);
+  *kind = static_cast<int>(b.kind);
+  *ndim = static_cast<int>(b.shape.size());
+  for (size_t i = 0; i < b.shape.size(); ++i)
+    shape[i] = b.shape[i];
+  return 0;
+}
+
+int tawa_mega_bind(tawa_mega_decoder *d, int index, void *ptr) {
+  if (index < 0 || index >= tawa_mega_num_buffers(d))
+    return failWith("buffer index " + std::to_string(index) + " out of range");
+  if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
+    return failWith("buffer '" + d->binding.buffers[index].name +
+                    "': address is null or not 16-byte aligned");
+  d->pointers[index] = ptr;
+  d->pointersDirty = true;
+  return 0;
+}
+
+int tawa_mega_step(tawa_mega_decoder *d, void *streamPtr, double watchdogMs) {
+  cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
+  if (d->pointersDirty) {
+    for (size_t i = 0; i < d->pointers.size(); ++i)
+      if (!d->pointers[i])
+        return failWith("buffer '" + d->binding.buffers[i].name +
+                        "' is not bound");
+    // Synchronous, so a step captured into a CUDA graph later reads a table
+    // that is already in place.
+    if (!cudaOk(cudaMemcpy(d->pointersDev, d->pointers.data(),
+                           d->pointers.size() * sizeof(void *),
+                           cudaMemcpyHostToDevice),
+                "uploading buffer addresses"))
+      return 1;
+    d->pointersDirty = false;
+  }
+  std::string error;
+  if (!d->launcher.clear(stream, error))
+    return failWith(error);
+  const double ms = watchdogMs > 0 ? watchdogMs : 2000.0;
+  const uint64_t cycles = static_cast<uint64_t>(ms * d->clockKHz);
+  DecodeTasks fn{d->paramsDev, d->pointersDev};
+  if (!d->launcher.launch(fn, cycles, stream, error))
+    return failWith(error);
+  return 0;
+}
+
+int tawa_mega_check(tawa_mega_decoder *d) {
+  const RuntimeState &s = d->launcher.state();
+  uint32_t words[2] = {0, 0};
+  if (!cudaOk(cudaMemcpy(&words[0], s.overArrivals, 4, cudaMemcpyDeviceToHost),
+              "reading the state") ||
+      !cudaOk(cudaMemcpy(&words[1], s.watchdog.reportCount, 4,
+                         cudaMemcpyDeviceToHost),
+              "reading the state"))
+    return 1;
+  if (words[0] == 0 && words[1] == 0)
+    return 0;
+  std::string msg;
+  if (words[0])
+    msg += std::to_string(words[0]) + " arrivals past an event's count; ";
+  uint32_t n = std::min(words[1], s.watchdog.capacity);
+  std::vector<WaitReport> reports(n);
+  if (n && !cudaOk(cudaMemcpy(reports.data(), s.watchdog.reports,
+                              n * sizeof(WaitReport), cudaMemcpyDeviceToHost),
+                   "reading reports"))
+    return 1;
+  msg += std::to_string(words[1]) + " watchdog reports";
+  int shown = 0;
+  for (const WaitReport &r : reports)
+    if (r.end == 1 && shown++ < 4)
+      msg += "; " + describeReport(r);
+  return failWith("mega-kernel step failed: " + msg);
+}
+
+const char *tawa_mega_summary(const tawa_mega_decoder *d) {
+  return d->summary.c_str();
+}
+
+uint64_t tawa_mega_last_step_ns(tawa_mega_decoder *d) {
+  unsigned long long ns[2] = {0, 0};
+  cudaMemcpy(ns, d->launcher.state().stepNs, sizeof ns, cudaMemcpyDeviceToHost);
+  return ns[1] > ns[0] ? ns[1] - ns[0] : 0;
+}
+
+} // extern "C"
