@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Per-token decode latency of the mega-kernel against its baselines (issue 18).
+
+    python3 bench/mega_decode_bench.py [--models 0.6b,1.7b,8b] [--batches 1,4,16]
+        [--contexts 512,4096] [--steps 20] [--json FILE]
+
+For each model shape (random bf16 weights), batch and context: the rows'
+caches hold `context` positions and each timed step appends at position
+`context - 1` (so every step reads the same amount), and
+- tawa: one mega-kernel launch per step (tawa.mega), median over `steps` of
+  CUDA-event time per launch; also the in-kernel time (first CTA start to
+  last CTA exit);
+- graph: the PyTorch reference decode (tawa.mega.reference) captured in a
+  CUDA graph (kernel per operator, no launch overhead);
+- floor: bytes of weights read per step (every linear's weights, the
+  embedding row excluded) plus the KV cache read, over the measured device
+  copy bandwidth (a 2 GiB copy, read + write bytes).
+Prints a table; --json writes every number.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
+
+import torch  # noqa: E402
+
+import tawa.mega  # noqa: E402
+from tawa.mega.reference import ModelShape, random_state_dict  # noqa: E402
+
+BASE = dict(model_type='qwen3', num_key_value_heads=8, head_dim=128, vocab_size=151936,
+            rope_theta=1e6, rms_norm_eps=1e-6)
+MODELS = {
+    '0.6b': dict(BASE, hidden_size=1024, num_hidden_layers=28, num_attention_heads=16,
+                 intermediate_size=3072, tie_word_embeddings=True),
+    '1.7b': dict(BASE, hidden_size=2048, num_hidden_layers=28, num_attention_heads=16,
+                 intermediate_size=6144, tie_word_embeddings=True),
+    '8b': dict(BASE, hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
+               intermediate_size=12288, tie_word_embeddings=False),
+}
+
+
+def copy_bandwidth():
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.bfloat16, device='cuda')
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    times = []
+    for _ in range(10):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        dst.copy_(src)
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / 1e3)
+    return 2 * n * 2 / statistics.median(times)
+
+
+def step_bytes(shape, batch, context):
+    s = shape
+    h, d = s.hidden_size, s.head_dim
+    per_layer = h * (s.num_attention_heads + 2 * s.num_key_value_heads) * d \
+        + s.num_attention_heads * d * h + 3 * h * s.intermediate_size
+    weights = 2 * (s.num_hidden_layers * per_layer + s.vocab_size * h)
+    kv = 2 * 2 * s.num_hidden_layers * batch * s.num_key_value_heads * context * d
+    return weights, kv
+
+
+def time_steps(fn, steps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)  # us
+    return statistics.median(times)
+
+
+def bench_model(name, cfg, batches, contexts, steps, bw, rows):
+    shape = ModelShape.from_config(cfg)
+    weights = random_state_dict(cfg, seed=1)
+    for context in contexts:
+        model = tawa.mega.compile(cfg, weights, max_batch=max(batches), max_seq=context)
+        ref = model.reference
+        for batch in batches:
+            t0 = time.perf_counter()
+            k = model.step_kernel(batch)
+            plan_s = time.perf_counter() - t0
+            tokens = torch.randint(0, shape.vocab_size, (batch,), dtype=torch.int32,
+                                   device='cuda')
+            positions = torch.full((batch,), context - 1, dtype=torch.int32, device='cuda')
+            k['tokens'].view(-1).copy_(tokens)
+            k['positions'].copy_(positions)
+            mega_us = time_steps(lambda: k.launch(), steps)
+            k.check()
+            kernel_us = k.last_step_ns() / 1e3
+            graphed = ref.graphed_decode(batch)
+            graph_us = time_steps(lambda: graphed(tokens, positions), steps)
+            wbytes, kvbytes = step_bytes(shape, batch, context)
+            floor_us = (wbytes + kvbytes) / bw * 1e6
+            row = dict(model=name, batch=batch, context=context, tawa_us=mega_us,
+                       tawa_kernel_us=kernel_us, graph_us=graph_us, floor_us=floor_us,
+                       weight_bytes=wbytes, kv_bytes=kvbytes, plan_s=plan_s,
+                       plan=k.summary)
+            rows.append(row)
+            print(f'{name:5s} b{batch:<3d} ctx {context:5d}: tawa {mega_us:8.1f} us '
+                  f'(in-kernel {kernel_us:8.1f}) | graph {graph_us:8.1f} us | floor '
+                  f'{floor_us:7.1f} us | tawa/floor {mega_us / floor_us:5.2f} | '
+                  f'graph/tawa {graph_us / mega_us:5.2f} | plan {plan_s:.1f} s', flush=True)
+            del graphed
+        del model, ref
+        torch.cuda.empty_cache()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--models', default='0.6b,1.7b,8b')
+    ap.add_argument('--batches', default='1,4,16')
+    ap.add_argument('--contexts', default='512,4096')
+    ap.add_argument('--steps', type=int, default=20)
+    ap.add_argument('--json', default=None)
+    args = ap.parse_args()
+    bw = copy_bandwidth()
+    print(f'{torch.cuda.get_device_name()}: copy bandwidth {bw / 1e12:.2f} TB/s', flush=True)
+    rows = []
+    for name in args.models.split(','):
+        bench_model(name, MODELS[name], [int(b) for b in args.batches.split(',')],
+                    [int(c) for c in args.contexts.split(',')], args.steps, bw, rows)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), copy_bandwidth=bw,
+                           date=time.strftime('%Y-%m-%d'), rows=rows), f, indent=1)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,301 @@
+"""The decode mega-kernel from Python (docs/MEGAKERNEL.md, "Running a model").
+
+    import tawa.mega
+    model = tawa.mega.compile(config, weights, max_batch=4, max_seq=4096)
+    tokens = model.generate([[1, 2, 3]], 64)
+
+`compile` plans nothing yet: a decode step is planned, bound and lowered per
+batch size on first use (a tGraph per batch size, as MPK does) through the
+C API of include/tawa/runtime/tawa_mega.h. That library is built here with
+nvcc and g++ from the tawa source tree on first use and cached; the planner
+is plain C++, so no MLIR is needed on the GPU machine. Prefill runs the
+PyTorch reference (kernel per operator) and fills the KV cache that the
+mega-kernel then reads and appends to.
+"""
+import ctypes
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+from .reference import ReferenceDecoder, ModelShape
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+_TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
+_KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output'}
+
+
+class MegaError(RuntimeError):
+    """A failure reported by the mega-kernel library, with its message."""
+
+
+def _source_dir():
+    root = os.environ.get('TAWA_SOURCE_DIR', _REPO)
+    if not os.path.isfile(os.path.join(root, 'lib', 'Mega', 'Runtime', 'MegaDecoder.cu')):
+        raise MegaError(
+            f'tawa.mega builds its library from the tawa source tree, not found at {root} '
+            '(set TAWA_SOURCE_DIR)')
+    return root
+
+
+def _library_sources(root):
+    mega = os.path.join(root, 'lib', 'Mega')
+    cpp = sorted(os.path.join(mega, f) for f in os.listdir(mega) if f.endswith('.cpp'))
+    cu = os.path.join(mega, 'Runtime', 'MegaDecoder.cu')
+    headers = []
+    for sub in ('include/tawa/Mega', 'include/tawa/device/mega', 'include/tawa/runtime'):
+        for dirpath, _, files in os.walk(os.path.join(root, sub)):
+            headers += [os.path.join(dirpath, f) for f in files]
+    return cpp, cu, sorted(headers)
+
+
+def _nvcc():
+    for cand in (os.environ.get('NVCC'), '/usr/local/cuda/bin/nvcc', 'nvcc'):
+        if cand and (os.path.isfile(cand) or cand == 'nvcc'):
+            return cand
+    raise MegaError('nvcc not found (set NVCC)')
+
+
+def build_library(verbose=False):
+    """Builds (once per source version) and returns the path of libtawa_mega.so."""
+    env_lib = os.environ.get('TAWA_MEGA_LIB')
+    if env_lib:
+        return env_lib
+    root = _source_dir()
+    cpp, cu, headers = _library_sources(root)
+    digest = hashlib.sha256()
+    for path in cpp + [cu] + headers:
+        digest.update(os.path.relpath(path, root).encode())
+        with open(path, 'rb') as f:
+            digest.update(f.read())
+    cache = os.environ.get('TAWA_CACHE_DIR', os.path.expanduser('~/.cache/tawa'))
+    out_dir = os.path.join(cache, 'mega', digest.hexdigest()[:16])
+    lib = os.path.join(out_dir, 'libtawa_mega.so')
+    if os.path.isfile(lib):
+        return lib
+    os.makedirs(out_dir, exist_ok=True)
+    include = os.path.join(root, 'include')
+    nvcc = _nvcc()
+    cuda_lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), 'lib64')
+    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+        jobs = [['g++', '-std=c++17', '-O2', '-fPIC', f'-I{include}', '-c', src, '-o',
+                 os.path.join(tmp, os.path.basename(src) + '.o')] for src in cpp]
+        jobs.append([nvcc, '-gencode=arch=compute_90a,code=sm_90a', '-std=c++17', '-O3',
+                     '-Xcompiler', '-fPIC', f'-I{include}', '-c', cu, '-o',
+                     os.path.join(tmp, 'MegaDecoder.o')])
+
+        def run(cmd):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise MegaError(f'building the mega-kernel library failed:\n{" ".join(cmd)}\n'
+                                f'{r.stdout}{r.stderr}')
+            if verbose:
+                print(' '.join(cmd))
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            list(pool.map(run, jobs))
+        objs = [j[-1] for j in jobs]
+        tmp_lib = os.path.join(tmp, 'libtawa_mega.so')
+        run([nvcc, '-shared', '-cudart', 'shared', '-o', tmp_lib, *objs,
+             f'-L{cuda_lib}', f'-Xlinker=-rpath,{cuda_lib}'])
+        os.replace(tmp_lib, lib)
+    return lib
+
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(build_library())
+        c = ctypes
+        lib.tawa_mega_last_error.restype = c.c_char_p
+        lib.tawa_mega_create.argtypes = [c.c_char_p, c.c_int, c.c_int, c.c_int,
+                                         c.POINTER(c.c_void_p)]
+        lib.tawa_mega_destroy.argtypes = [c.c_void_p]
+        lib.tawa_mega_num_buffers.argtypes = [c.c_void_p]
+        lib.tawa_mega_buffer_name.argtypes = [c.c_void_p, c.c_int]
+        lib.tawa_mega_buffer_name.restype = c.c_char_p
+        lib.tawa_mega_buffer_info.argtypes = [c.c_void_p, c.c_int, c.POINTER(c.c_int),
+                                              c.POINTER(c.c_int), c.POINTER(c.c_int),
+                                              c.POINTER(c.c_int64)]
+        lib.tawa_mega_bind.argtypes = [c.c_void_p, c.c_int, c.c_void_p]
+        lib.tawa_mega_step.argtypes = [c.c_void_p, c.c_void_p, c.c_double]
+        lib.tawa_mega_check.argtypes = [c.c_void_p]
+        lib.tawa_mega_summary.argtypes = [c.c_void_p]
+        lib.tawa_mega_summary.restype = c.c_char_p
+        lib.tawa_mega_last_step_ns.argtypes = [c.c_void_p]
+        lib.tawa_mega_last_step_ns.restype = c.c_uint64
+        _lib = lib
+    return _lib
+
+
+def _check(rc):
+    if rc != 0:
+        raise MegaError(_library().tawa_mega_last_error().decode())
+
+
+class StepKernel:
+    """One planned decode step for a fixed batch: its buffers and its launch."""
+
+    def __init__(self, config_json, batch, max_seq, scheduler_ctas):
+        lib = _library()
+        handle = ctypes.c_void_p()
+        _check(lib.tawa_mega_create(config_json.encode(), batch, max_seq, scheduler_ctas,
+                                    ctypes.byref(handle)))
+        self._handle = handle
+        self.batch = batch
+        self.summary = lib.tawa_mega_summary(handle).decode()
+        self.buffers = {}  # name -> (index, dtype, kind, shape)
+        t, k, nd = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        shape = (ctypes.c_int64 * 8)()
+        for i in range(lib.tawa_mega_num_buffers(handle)):
+            _check(lib.tawa_mega_buffer_info(handle, i, ctypes.byref(t), ctypes.byref(k),
+                                             ctypes.byref(nd), shape))
+            name = lib.tawa_mega_buffer_name(handle, i).decode()
+            self.buffers[name] = (i, _TYPES[t.value], _KINDS[k.value],
+                                  tuple(shape[j] for j in range(nd.value)))
+        self._bound = {}
+
+    def __del__(self):
+        if getattr(self, '_handle', None) and _lib is not None:
+            _lib.tawa_mega_destroy(self._handle)
+
+    def bind(self, name, tensor, prefix_rows=False):
+        """Binds `tensor` to buffer `name`. With prefix_rows, a tensor with more
+        rows in dimension 0 than the buffer binds its first rows (a cache
+        shared across batch sizes)."""
+        index, dtype, _, shape = self.buffers[name]
+        ok_shape = tuple(tensor.shape) == shape or (
+            prefix_rows and tuple(tensor.shape[1:]) == shape[1:] and tensor.shape[0] >= shape[0])
+        if not ok_shape or tensor.dtype != dtype or not tensor.is_cuda or \
+                not tensor.is_contiguous():
+            raise MegaError(f'buffer {name}: expected a contiguous {dtype} CUDA tensor of shape '
+                            f'{shape}, got {tensor.dtype} {tuple(tensor.shape)} on '
+                            f'{tensor.device}{"" if tensor.is_contiguous() else " (not contiguous)"}')
+        _check(_library().tawa_mega_bind(self._handle, index, ctypes.c_void_p(tensor.data_ptr())))
+        self._bound[name] = tensor  # keeps the memory alive
+
+    def __getitem__(self, name):
+        return self._bound[name]
+
+    def launch(self, stream=None, watchdog_ms=2000.0):
+        stream = stream or torch.cuda.current_stream()
+        _check(_library().tawa_mega_step(self._handle, ctypes.c_void_p(stream.cuda_stream),
+                                         watchdog_ms))
+
+    def check(self):
+        """Raises MegaError if the last step timed out or over-arrived (syncs)."""
+        torch.cuda.synchronize()
+        _check(_library().tawa_mega_check(self._handle))
+
+    def last_step_ns(self):
+        torch.cuda.synchronize()
+        return _library().tawa_mega_last_step_ns(self._handle)
+
+
+class MegaModel:
+    """A decoder LLM whose decode steps run as one persistent kernel each."""
+
+    def __init__(self, config, weights, max_batch, max_seq, scheduler_ctas=4):
+        self.config = dict(config)
+        self.shape = ModelShape.from_config(self.config)
+        # The reference validates the weights, runs prefill and owns the KV
+        # cache ([max_batch, kv_heads, max_seq, head_dim] per layer), which
+        # every batch size's step binds a prefix of.
+        self.reference = ReferenceDecoder(self.config, weights, max_batch, max_seq)
+        self.weights = weights
+        self.max_batch = max_batch
+        self.max_seq = max_seq
+        self.scheduler_ctas = scheduler_ctas
+        self._steps = {}
+        self._host_lengths = [0] * max_batch
+
+    def step_kernel(self, batch):
+        """The planned step for `batch` rows (planned and bound on first use)."""
+        if not 1 <= batch <= self.max_batch:
+            raise MegaError(f'batch {batch} not in 1..{self.max_batch}')
+        if batch in self._steps:
+            return self._steps[batch]
+        k = StepKernel(json.dumps(self.config), batch, self.max_seq, self.scheduler_ctas)
+        ref = self.reference
+        for name, (_, dtype, kind, shape) in k.buffers.items():
+            if kind == 'weight':
+                k.bind(name, self.weights[name])
+            elif kind == 'state':
+                layer, which = name[1:].split('.', 1)
+                cache = (ref.k_cache if which == 'k_cache' else ref.v_cache)[int(layer)]
+                k.bind(name, cache, prefix_rows=True)
+            elif name == 'tokens':
+                k.bind(name, torch.zeros(shape, dtype=dtype, device=ref.device))
+            else:
+                k.bind(name, torch.empty(shape, dtype=dtype, device=ref.device))
+        self._steps[batch] = k
+        return k
+
+    def prefill(self, ids):
+        """Runs the prompts with the PyTorch reference (kernel per operator),
+        filling the KV cache; returns float32 logits [B, vocab]."""
+        logits = self.reference.prefill(ids)
+        for b, row in enumerate(ids):
+            self._host_lengths[b] = len(row)
+        return logits
+
+    def _launch(self, k, tokens, positions, watchdog_ms):
+        b = k.batch
+        k['tokens'].view(-1).copy_(tokens.view(-1))
+        if positions is None:
+            if max(self._host_lengths[:b]) >= self.max_seq:
+                raise MegaError(f'a row would pass max_seq = {self.max_seq}')
+            positions = self.reference.lengths[:b]
+            host = [n + 1 for n in self._host_lengths[:b]]
+        else:
+            host = [int(p) + 1 for p in positions.tolist()]
+            if max(host) > self.max_seq or min(host) < 1:
+                raise MegaError(f'positions must be in 0..{self.max_seq - 1}')
+        k['positions'].copy_(positions)
+        k.launch(watchdog_ms=watchdog_ms)
+        self.reference.lengths[:b] = k['positions'] + 1
+        self._host_lengths[:b] = host
+
+    def decode(self, tokens, positions=None, watchdog_ms=2000.0):
+        """One step for rows 0..B-1 (B = len(tokens)) as one mega-kernel launch:
+        each row's token goes at its position (default: the row's length) in the
+        cache. Returns float32 logits [B, vocab] (a copy)."""
+        tokens = torch.as_tensor(tokens, device=self.reference.device).to(torch.int32)
+        k = self.step_kernel(tokens.shape[0])
+        self._launch(k, tokens, positions, watchdog_ms)
+        return k['logits'].clone()
+
+    def generate(self, ids, n, watchdog_ms=2000.0):
+        """Prefill, then n >= 1 greedy tokens per row; the decode steps feed the
+        kernel's own argmax back on the device (one host sync at the end)."""
+        if n < 1:
+            raise MegaError(f'n = {n}: generate at least one token')
+        tok = self.prefill(ids).argmax(-1).to(torch.int32)
+        k = self.step_kernel(len(ids))
+        out = [tok]
+        for _ in range(n - 1):
+            self._launch(k, out[-1], None, watchdog_ms)
+            out.append(k['next_tokens'].view(-1).clone())
+        k.check()
+        return torch.stack(out, dim=1).tolist()
+
+
+def compile(config, weights, max_batch=1, max_seq=4096, scheduler_ctas=4):
+    """A MegaModel for `config` (a Hugging Face config dict or the path of a
+    config.json) and `weights` (a state dict of bf16 CUDA tensors with Hugging
+    Face names, or the path of a .safetensors file)."""
+    if isinstance(config, (str, os.PathLike)):
+        with open(config) as f:
+            config = json.load(f)
+    if isinstance(weights, (str, os.PathLike)):
+        from safetensors.torch import load_file
+        weights = load_file(str(weights), device='cuda')
+    return MegaModel(config, weights, max_batch, max_seq, scheduler_ctas)
