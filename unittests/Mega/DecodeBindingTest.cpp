@@ -128,8 +128,8 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   EXPECT_EQ(p.group, 2);
   EXPECT_FLOAT_EQ(p.scale, 1.0f / std::sqrt(128.0f));
 
-  o.batch = 32; // 32 rows x 8 KV heads fill the 132 SMs: no split
-  o.maxSeq = 512;
+  o.batch = 4; // chunks are at least 256 positions: no split
+  o.maxSeq = 256;
   b = bind(c, o, g);
   opNamed(g, "l0.attention", i);
   p = paramsAs<DecodeAttentionParams>(b.params[i]);
@@ -176,6 +176,16 @@ TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {
   g = buildDecodeGraph(wide, o);
   EXPECT_FALSE(bindDecodeGraph(g, wide, o, b, error));
   EXPECT_NE(error.find("= 16"), std::string::npos) << error;
+
+  // The LM head's float accumulator of 32 rows x 1152 columns and the
+  // weight ring do not fit shared memory together.
+  PlanOptions wideBatch;
+  wideBatch.batch = 32;
+  g = buildDecodeGraph(c, wideBatch);
+  EXPECT_FALSE(bindDecodeGraph(g, c, wideBatch, b, error));
+  EXPECT_NE(error.find("'lm_head': a 32 x 1152 tile does not fit"),
+            std::string::npos)
+      << error;
 
   TGraph generic;
   generic.ops.push_back(

@@ -53,20 +53,27 @@ constexpr int kMaxTileRows = 64;
 /// Dynamic shared memory the task functions may use (the kernel allocates
 /// more, so that one CTA fills an SM).
 constexpr int32_t kTaskSmemBytes = 192 * 1024;
-/// Shared memory of a linear tile kept for row scales and reductions.
+/// Shared memory of a linear tile kept for row scales and its barriers.
 constexpr int32_t kLinearSmemReserve = 1024;
+/// Shared memory a linear tile keeps at least for its weight ring.
+constexpr int32_t kLinearRingMin = 64 * 1024;
 
-/// The K extent a linear tile stages per pass: all of K when `rows` rows of
-/// bf16 fit, else the widest multiple of 256 that fits next to the float
-/// accumulator of rows x vcols outputs. 0 when no pass fits (the binding
-/// rejects such a tile).
+TAWA_MEGA_HD inline int32_t alignUp128(int32_t n) {
+  return (n + 127) / 128 * 128;
+}
+
+/// The K extent a linear tile of `rows` rows and `vcols` weight rows stages
+/// per pass: all of K when the bf16 input rows fit next to the float
+/// accumulator ([rows][vcols]) and the weight ring, else the widest
+/// multiple of 256 that does. 0 when no pass fits (the binding rejects such
+/// a tile).
 TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
                                         int32_t k) {
-  const int32_t room = kTaskSmemBytes - kLinearSmemReserve;
-  if (rows * k * 2 <= room)
+  const int32_t room = kTaskSmemBytes - kLinearSmemReserve - kLinearRingMin -
+                       alignUp128(rows * vcols * 4);
+  if (room >= alignUp128(rows * k * 2))
     return k;
-  const int32_t left = room - rows * vcols * 4;
-  const int32_t kc = left > 0 ? left / (rows * 2) / 256 * 256 : 0;
+  const int32_t kc = room > 0 ? room / (rows * 2) / 256 * 256 : 0;
   return kc >= 256 ? kc : 0;
 }
 

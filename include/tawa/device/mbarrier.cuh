@@ -57,6 +57,12 @@ __device__ __forceinline__ bool mbarrierTryWait(MBarrier *bar,
   return done != 0;
 }
 
+/// Ends the barrier's life, so its shared memory may hold other data.
+__device__ __forceinline__ void mbarrierInval(MBarrier *bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(smemAddr(bar))
+               : "memory");
+}
+
 /// Blocks until the phase with parity `parity` has completed (acquire).
 __device__ __forceinline__ void mbarrierWait(MBarrier *bar, uint32_t parity) {
   while (!mbarrierTryWait(bar, parity)) {

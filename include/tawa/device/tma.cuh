@@ -25,6 +25,17 @@ __device__ __forceinline__ void tmaLoad2D(void *dst, const CUtensorMap *map,
       : "memory");
 }
 
+/// Bulk (non-tensor) copy of `bytes` contiguous bytes (a multiple of 16;
+/// both addresses 16-byte aligned) from global memory into `dst`; completes
+/// `bytes` on `bar`, which the caller announced with mbarrierArriveExpectTx.
+__device__ __forceinline__ void bulkLoad(void *dst, const void *src,
+                                         uint32_t bytes, MBarrier *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+               "bytes [%0], [%1], %2, [%3];\n" ::"r"(smemAddr(dst)),
+               "l"(src), "r"(bytes), "r"(smemAddr(bar))
+               : "memory");
+}
+
 /// 3D box load (c0 innermost).
 __device__ __forceinline__ void tmaLoad3D(void *dst, const CUtensorMap *map,
                                           MBarrier *bar, int c0, int c1,

@@ -1,15 +1,19 @@
 // Decode attention over the KV cache (GQA) and the merge of split chunks.
 //
 // A task holds the `group` q heads that share KV head h of row b and walks
-// its chunk of cache positions in blocks of kAttnBlock: scores into shared
-// memory (D / 8 lanes per position, each reading 16 bytes of its key row),
-// an online softmax per head across blocks, and P·V with the same lanes
-// reading the value rows, each lane group summing its own positions; the
-// groups' partial outputs are added at the end. Float throughout; the output is
+// its chunk of cache positions in blocks (up to kAttnBlock positions, 64 KB
+// of keys): one thread bulk-copies the block's key rows and value rows into
+// shared memory (each a contiguous range of the cache, completing on its own
+// mbarrier), so the block's loads are in flight at once; then scores into
+// shared memory (D / 8 lanes per position, 16 bytes of its key row each), an
+// online softmax per head across blocks, and P·V with the same lanes reading
+// the value rows, each lane group summing its own positions; the groups'
+// partial outputs are added at the end. Float throughout; the output is
 // rounded to bf16, or kept in float with its log-sum-exp when the sequence is
 // split into chunks and a merge task combines them.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
+#include "tawa/device/tma.cuh"
 
 namespace tawa::device::mega {
 
@@ -36,14 +40,26 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = kTaskWarps * perWarp; // positions in flight per CTA
 
-  // Shared memory: q [G][D] (scaled), scores [G][kAttnBlock], per-head
-  // running max / sum / block rescale, and partial outputs [slots][G][D].
-  float *qs = reinterpret_cast<float *>(taskSmem());
+  const int blockLen = min(kAttnBlock, 32768 / D);
+
+  // Shared memory: two barriers, q [G][D] (scaled), scores [G][blockLen],
+  // per-head running max / sum / block rescale, partial outputs
+  // [slots][G][D], then the block's keys and values [blockLen][D].
+  MBarrier *bars = reinterpret_cast<MBarrier *>(taskSmem());
+  float *qs = reinterpret_cast<float *>(taskSmem() + 128);
   float *scores = qs + G * D;
-  float *runMax = scores + G * kAttnBlock;
+  float *runMax = scores + G * blockLen;
   float *runSum = runMax + kAttnMaxGroup;
   float *rescale = runSum + kAttnMaxGroup;
   float *partial = rescale + kAttnMaxGroup;
+  bf16 *kS = reinterpret_cast<bf16 *>(
+      (reinterpret_cast<uintptr_t>(partial + slots * G * D) + 127) / 128 * 128);
+  bf16 *vS = kS + blockLen * D;
+  if (threadIdx.x == 0) {
+    mbarrierInit(bars, 1);
+    mbarrierInit(bars + 1, 1);
+    fenceMBarrierInit();
+  }
 
   const bf16 *q =
       bufferAt<const bf16>(buffers, p.q) + (size_t(b) * p.kvHeads + h) * G * D;
@@ -65,46 +81,67 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   __syncthreads();
 
   const int slot = warp * perWarp + sub;
-  for (int blk = s0; blk < s1; blk += kAttnBlock) {
-    const int n = min(kAttnBlock, s1 - blk);
+  uint32_t phase = 0;
+  for (int blk = s0; blk < s1; blk += blockLen) {
+    const int n = min(blockLen, s1 - blk);
+    if (threadIdx.x == 0) {
+      const uint32_t bytes = uint32_t(n * D * 2);
+      mbarrierArriveExpectTx(bars, bytes);
+      bulkLoad(kS, kRows + size_t(blk) * D, bytes, bars);
+      mbarrierArriveExpectTx(bars + 1, bytes);
+      bulkLoad(vS, vRows + size_t(blk) * D, bytes, bars + 1);
+    }
+    mbarrierWait(bars, phase);
     // Scores: the lanes of a slot each take 8 columns of its key row. The
     // trip count is the warp's, not the slot's, so that every lane reaches
     // the shuffles (a slot past the block's end scores nothing).
-    for (int base = warp * perWarp; base < n; base += slots) {
-      const int s = base + sub;
-      float kf[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-      if (s < n)
-        unpack8(
-            *reinterpret_cast<const uint4 *>(kRows + size_t(blk + s) * D + col),
-            kf);
-      float dot[G];
+    // Four positions per slot at a time: their shuffle reductions are
+    // independent.
+    constexpr int kU = 4;
+    for (int base = warp * perWarp; base < n; base += slots * kU) {
+      float dot[kU][G];
 #pragma unroll
-      for (int g = 0; g < G; ++g) {
-        const float4 a = *reinterpret_cast<const float4 *>(qs + g * D + col);
-        const float4 c =
-            *reinterpret_cast<const float4 *>(qs + g * D + col + 4);
-        dot[g] = a.x * kf[0] + a.y * kf[1] + a.z * kf[2] + a.w * kf[3] +
-                 c.x * kf[4] + c.y * kf[5] + c.z * kf[6] + c.w * kf[7];
-        for (int o = rowLanes / 2; o > 0; o >>= 1)
-          dot[g] += __shfl_xor_sync(0xffffffffu, dot[g], o);
+      for (int u = 0; u < kU; ++u) {
+        const int s = base + u * slots + sub;
+        float kf[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        if (s < n)
+          unpack8(*reinterpret_cast<const uint4 *>(kS + s * D + col), kf);
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const float4 a = *reinterpret_cast<const float4 *>(qs + g * D + col);
+          const float4 c =
+              *reinterpret_cast<const float4 *>(qs + g * D + col + 4);
+          dot[u][g] = a.x * kf[0] + a.y * kf[1] + a.z * kf[2] + a.w * kf[3] +
+                      c.x * kf[4] + c.y * kf[5] + c.z * kf[6] + c.w * kf[7];
+        }
       }
-      if (s < n && lane % rowLanes == 0)
+      for (int o = rowLanes / 2; o > 0; o >>= 1)
 #pragma unroll
-        for (int g = 0; g < G; ++g)
-          scores[g * kAttnBlock + s] = dot[g];
+        for (int u = 0; u < kU; ++u)
+#pragma unroll
+          for (int g = 0; g < G; ++g)
+            dot[u][g] += __shfl_xor_sync(0xffffffffu, dot[u][g], o);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int s = base + u * slots + sub;
+        if (s < n && lane % rowLanes == 0)
+#pragma unroll
+          for (int g = 0; g < G; ++g)
+            scores[g * blockLen + s] = dot[u][g];
+      }
     }
     __syncthreads();
     // Online softmax: warp w updates heads w, w + warps, ...
     for (int g = warp; g < G; g += kTaskWarps) {
       float m = -INFINITY;
       for (int s = lane; s < n; s += 32)
-        m = fmaxf(m, scores[g * kAttnBlock + s]);
+        m = fmaxf(m, scores[g * blockLen + s]);
       m = warpMax(m);
       const float mNew = fmaxf(runMax[g], m);
       float sum = 0.f;
       for (int s = lane; s < n; s += 32) {
-        const float e = __expf(scores[g * kAttnBlock + s] - mNew);
-        scores[g * kAttnBlock + s] = e;
+        const float e = __expf(scores[g * blockLen + s] - mNew);
+        scores[g * blockLen + s] = e;
         sum += e;
       }
       sum = warpSum(sum);
@@ -124,20 +161,23 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       for (int e = 0; e < 8; ++e)
         acc[g][e] *= r;
     }
+    mbarrierWait(bars + 1, phase);
+#pragma unroll 4
     for (int s = slot; s < n; s += slots) {
       float vf[8];
-      unpack8(
-          *reinterpret_cast<const uint4 *>(vRows + size_t(blk + s) * D + col),
-          vf);
+      unpack8(*reinterpret_cast<const uint4 *>(vS + s * D + col), vf);
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        const float pg = scores[g * kAttnBlock + s];
+        const float pg = scores[g * blockLen + s];
 #pragma unroll
         for (int e = 0; e < 8; ++e)
           acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
       }
     }
-    __syncthreads(); // scores and rescale are rewritten by the next block
+    // Scores, rescale and the key and value rows are rewritten by the next
+    // block (its bulk copies are issued after every thread's reads).
+    __syncthreads();
+    phase ^= 1;
   }
 
   // Sum the slots' partial outputs.
@@ -147,6 +187,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int e = 0; e < 8; ++e)
       partial[(slot * G + g) * D + col + e] = acc[g][e];
   __syncthreads();
+  if (threadIdx.x == 0) { // every wait is over
+    mbarrierInval(bars);
+    mbarrierInval(bars + 1);
+  }
   for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
     const int g = i / D;
     float o = 0.f;

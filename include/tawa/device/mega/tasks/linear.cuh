@@ -1,13 +1,17 @@
 // The linear task (RmsNormLinear, LinearResidual): one tile of output columns
 // of y = norm(x) · Wᵀ for a tile of batch rows, over all of K. At decode
-// batch sizes a linear is bound by reading W, so the tile streams each weight
-// row once with 16-byte loads, several rows per warp in flight, while the
-// (normalized) input rows sit in shared memory. Numerics follow the bf16
+// batch sizes a linear is bound by reading W, and one SM must keep tens of
+// kilobytes in flight to stream at its share of the bandwidth: each warp owns
+// a ring of two shared-memory slots that one lane fills with bulk copies
+// (cp.async.bulk, completing on the slot's mbarrier) while the warp
+// multiplies the other slot's weight rows with the (normalized) input rows,
+// which sit in shared memory. Numerics follow the bf16
 // reference: the normalized input is rounded to bf16 before the weight
 // multiplies it, products accumulate in float, the result is rounded to bf16
 // before the residual is added.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
+#include "tawa/device/tma.cuh"
 
 namespace tawa::device::mega {
 
@@ -58,86 +62,150 @@ struct LinearTile {
   }
 };
 
-/// One pass over K range [k0, k0 + klen) for rows [rowBase, rowBase + RB)
-/// (those below `rows`): each warp takes CP weight rows at a time, each lane
-/// 8 elements of each at a time, the next 8 loaded before the current ones
-/// are used. Sums go to `accS` ([rows][vcols]) or, with one pass over K,
-/// straight to the output.
-template <int RB, int CP>
-__device__ void linearPass(const LinearTile &t, const bf16 *xs, int ldx, int k0,
-                           int klen, int rowBase, float *accS) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int vb = warp * CP; vb < t.vcols; vb += kTaskWarps * CP) {
-    const bf16 *wr[CP];
-#pragma unroll
-    for (int c = 0; c < CP; ++c)
-      wr[c] = t.weightRow(vb + c < t.vcols ? vb + c : vb) + k0;
-    float acc[RB][CP];
-#pragma unroll
-    for (int r = 0; r < RB; ++r)
-#pragma unroll
-      for (int c = 0; c < CP; ++c)
-        acc[r][c] = 0.f;
-    uint4 cur[CP], nxt[CP];
-    int j = lane * 8;
-    if (j < klen) {
-#pragma unroll
-      for (int c = 0; c < CP; ++c)
-        cur[c] = loadWeight16(wr[c] + j);
+/// Slots of each warp's weight ring, 32 KB per warp in all.
+#ifndef TAWA_MEGA_LINEAR_SLOTS
+#define TAWA_MEGA_LINEAR_SLOTS 2
+#endif
+constexpr int kLinearSlots = TAWA_MEGA_LINEAR_SLOTS;
+
+/// How a K pass of a tile is cut into ring stages: a stage is `rowsPer`
+/// consecutive weight rows over the pass's K range, or, when one row does
+/// not fit a slot, one row's `pieceElems`-element piece.
+struct StagePlan {
+  int rowsPer, pieces, pieceElems, count;
+
+  __device__ StagePlan(int vcols, int klen, int slotBytes) {
+    if (klen * 2 <= slotBytes) {
+      rowsPer = slotBytes / (klen * 2);
+      pieces = 1;
+      pieceElems = klen;
+    } else {
+      rowsPer = 1;
+      pieceElems = slotBytes / 2;
+      pieces = (klen + pieceElems - 1) / pieceElems;
     }
-    // The loads of step j + 256 are issued before step j's arithmetic: CP
-    // 16-byte loads per lane in flight on top of those being used.
-#pragma unroll 1
-    for (; j < klen; j += 256) {
-      const int jn = j + 256;
-      if (jn < klen) {
-#pragma unroll
-        for (int c = 0; c < CP; ++c)
-          nxt[c] = loadWeight16(wr[c] + jn);
-      }
-      float wf[CP][8];
-#pragma unroll
-      for (int c = 0; c < CP; ++c)
-        unpack8(cur[c], wf[c]);
-#pragma unroll
-      for (int r = 0; r < RB; ++r) {
-        if (rowBase + r < t.rows) {
-          float xf[8];
-          unpack8(
-              *reinterpret_cast<const uint4 *>(xs + (rowBase + r) * ldx + j),
-              xf);
-#pragma unroll
-          for (int c = 0; c < CP; ++c)
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-              acc[r][c] = fmaf(wf[c][i], xf[i], acc[r][c]);
-        }
-      }
-#pragma unroll
-      for (int c = 0; c < CP; ++c)
-        cur[c] = nxt[c];
-    }
-#pragma unroll
-    for (int r = 0; r < RB; ++r)
-#pragma unroll
-      for (int c = 0; c < CP; ++c) {
-        float s = warpSum(acc[r][c]);
-        const int v = vb + c, row = rowBase + r;
-        if (lane == 0 && v < t.vcols && row < t.rows) {
-          if (accS)
-            accS[row * t.vcols + v] += s;
-          else
-            t.store(row, v, s);
-        }
-      }
+    count = (vcols + rowsPer - 1) / rowsPer * pieces;
+  }
+};
+
+/// Lane 0 of a warp: the bulk copies of stage `i` into `slot`, completing on
+/// `bar`.
+__device__ inline void issueStage(const LinearTile &t, const StagePlan &sp,
+                                  int i, int k0, int klen, bf16 *slot,
+                                  MBarrier *bar) {
+  const int v0 = (i / sp.pieces) * sp.rowsPer;
+  const int nr = min(sp.rowsPer, t.vcols - v0);
+  const int ks = (i % sp.pieces) * sp.pieceElems;
+  const int kl = min(sp.pieceElems, klen - ks);
+  mbarrierArriveExpectTx(bar, uint32_t(nr * kl * 2));
+  for (int r = 0; r < nr; ++r)
+    bulkLoad(slot + r * kl, t.weightRow(v0 + r) + k0 + ks, uint32_t(kl * 2),
+             bar);
+}
+
+/// One K pass [k0, k0 + klen) of the tile: warp w takes stages w, w + warps,
+/// ...; for each weight row of a stage, every group of RB input rows is one
+/// dot product per row (lanes take 8 elements at a time, U such steps in
+/// flight, then a warp sum),
+/// added into accS[row][vcol] (a row may be split over pieces and warps).
+/// `parity` holds the warp's slot phases across passes.
+/// Lane 0 of each warp: the first stages of a K pass, one per ring slot.
+__device__ inline void issueFirstStages(const LinearTile &t, int k0, int klen,
+                                        bf16 *ring, int slotBytes,
+                                        MBarrier *bars) {
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 != 0)
+    return;
+  const StagePlan sp(t.vcols, klen, slotBytes);
+  const int slotElems = slotBytes / 2;
+  for (int m = 0; m < kLinearSlots; ++m) {
+    const int i = warp + m * kTaskWarps;
+    if (i < sp.count)
+      issueStage(t, sp, i, k0, klen,
+                 ring + (warp * kLinearSlots + m) * slotElems,
+                 bars + warp * kLinearSlots + m);
   }
 }
 
-template <int RB, int CP>
-__device__ void linearRows(const LinearTile &t, const bf16 *xs, int ldx, int k0,
-                           int klen, float *accS) {
-  for (int rowBase = 0; rowBase < t.rows; rowBase += RB)
-    linearPass<RB, CP>(t, xs, ldx, k0, klen, rowBase, accS);
+template <int RB, int U>
+__device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
+                             int k0, int klen, float *accS, bf16 *ring,
+                             int slotBytes, MBarrier *bars, uint32_t &parity) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const StagePlan sp(t.vcols, klen, slotBytes);
+  const int slotElems = slotBytes / 2;
+  bf16 *mySlots = ring + warp * kLinearSlots * slotElems;
+  MBarrier *myBars = bars + warp * kLinearSlots;
+  // The pass's first stages were issued before its input rows were staged
+  // (issueFirstStages).
+  for (int m = 0;; ++m) {
+    const int i = warp + m * kTaskWarps;
+    if (i >= sp.count)
+      break;
+    const int s = m % kLinearSlots;
+    mbarrierWait(myBars + s, (parity >> s) & 1);
+    parity ^= 1u << s;
+    const bf16 *w = mySlots + s * slotElems;
+    const int v0 = (i / sp.pieces) * sp.rowsPer;
+    const int nr = min(sp.rowsPer, t.vcols - v0);
+    const int ks = (i % sp.pieces) * sp.pieceElems;
+    const int kl = min(sp.pieceElems, klen - ks);
+    for (int r = 0; r < nr; ++r) {
+      const bf16 *wr = w + r * kl;
+      for (int rb = 0; rb < t.rows; rb += RB) {
+        // U steps at a time, each into its own accumulators: one warp per
+        // scheduler has no other warp to hide shared-memory latency and
+        // dependent FMAs behind.
+        float acc[U][RB];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int b = 0; b < RB; ++b)
+            acc[u][b] = 0.f;
+        for (int e0 = lane * 8; e0 < kl; e0 += 256 * U) {
+          uint4 wv[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (e0 + 256 * u < kl)
+              wv[u] = *reinterpret_cast<const uint4 *>(wr + e0 + 256 * u);
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            if (e0 + 256 * u < kl) {
+              float wf[8];
+              unpack8(wv[u], wf);
+#pragma unroll
+              for (int b = 0; b < RB; ++b) {
+                if (rb + b < t.rows) {
+                  float xf[8];
+                  unpack8(*reinterpret_cast<const uint4 *>(xs + (rb + b) * ldx +
+                                                           ks + e0 + 256 * u),
+                          xf);
+#pragma unroll
+                  for (int q = 0; q < 8; ++q)
+                    acc[u][b] = fmaf(wf[q], xf[q], acc[u][b]);
+                }
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
+          float part = acc[0][b];
+#pragma unroll
+          for (int u = 1; u < U; ++u)
+            part += acc[u][b];
+          const float sum = warpSum(part);
+          if (lane == 0 && rb + b < t.rows)
+            atomicAdd(&accS[(rb + b) * t.vcols + v0 + r], sum);
+        }
+      }
+    }
+    // Every lane has read the slot before lane 0 refills it.
+    __syncwarp();
+    const int next = i + kLinearSlots * kTaskWarps;
+    if (lane == 0 && next < sp.count)
+      issueStage(t, sp, next, k0, klen, mySlots + s * slotElems, myBars + s);
+  }
 }
 
 __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
@@ -151,30 +219,51 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   t.vcols = p.paired ? 2 * t.cols : t.cols;
   const int kc =
       tawa::mega::linearChunk(p.tileM, p.paired ? 2 * p.tileN : p.tileN, p.k);
-  const bool chunked = kc < p.k;
 
-  // Shared memory: row scales in the reserve, then the float accumulator
-  // (only when K takes several passes), then the staged input rows.
+  // Shared memory: row scales and the ring's barriers in the reserve, then
+  // the float accumulator, the staged input rows and the weight ring (what
+  // is left, as 2 slots per warp).
   unsigned char *smem = taskSmem();
   float *rowScale = reinterpret_cast<float *>(smem);
+  MBarrier *bars = reinterpret_cast<MBarrier *>(smem + 512);
   float *accS =
-      chunked ? reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve)
-              : nullptr;
-  bf16 *xs = reinterpret_cast<bf16 *>(
-      smem + tawa::mega::kLinearSmemReserve +
-      (chunked ? (t.rows * t.vcols * 4 + 127) / 128 * 128 : 0));
-  if (chunked)
-    for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-      accS[i] = 0.f;
+      reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve);
+  bf16 *xs =
+      reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(accS) +
+                               tawa::mega::alignUp128(t.rows * t.vcols * 4));
+  bf16 *ring =
+      reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(xs) +
+                               tawa::mega::alignUp128(t.rows * kc * 2));
+  const int ringBytes = tawa::mega::kTaskSmemBytes -
+                        int(reinterpret_cast<unsigned char *>(ring) - smem);
+  const int slotBytes =
+      min(32 * 1024 / kLinearSlots,
+          ringBytes / (kTaskWarps * kLinearSlots) / 128 * 128);
+  // The weights do not depend on the input: their first stages are in
+  // flight while the input rows are normalized and staged.
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < kTaskWarps * kLinearSlots; ++b)
+      mbarrierInit(bars + b, 1);
+    fenceMBarrierInit();
+  }
+  __syncthreads();
+  issueFirstStages(t, 0, min(kc, p.k), ring, slotBytes, bars);
+  for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
+    accS[i] = 0.f;
   const bf16 *x = bufferAt<const bf16>(buffers, p.in);
   const bool norm = p.normWeight != tawa::mega::kNoBuffer;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int lane = threadIdx.x % 32;
   if (norm) {
-    // RMS of each whole row, as the reference computes it in float.
-    for (int r = warp; r < t.rows; r += kTaskWarps) {
+    // Sum of squares of each whole row (the reference's RMS, in float), all
+    // threads over each row.
+    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
+      rowScale[r] = 0.f;
+    __syncthreads();
+    for (int r = 0; r < t.rows; ++r) {
       const bf16 *row = x + size_t(t.row0 + r) * p.k;
       float s = 0.f;
-      for (int j = lane * 8; j < p.k; j += 256) {
+#pragma unroll 4
+      for (int j = threadIdx.x * 8; j < p.k; j += kTaskThreads * 8) {
         float f[8];
         unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
 #pragma unroll
@@ -183,14 +272,22 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       }
       s = warpSum(s);
       if (lane == 0)
-        rowScale[r] = rsqrtf(s / float(p.k) + p.eps);
+        atomicAdd(&rowScale[r], s);
     }
+    __syncthreads();
+    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
+      rowScale[r] = rsqrtf(rowScale[r] / float(p.k) + p.eps);
   }
   const bf16 *nw = norm ? bufferAt<const bf16>(buffers, p.normWeight) : nullptr;
+  uint32_t parity = 0;
   for (int k0 = 0; k0 < p.k; k0 += kc) {
     const int klen = min(kc, p.k - k0);
     const int vecs = klen / 8;
-    __syncthreads(); // row scales written; the previous pass's xs consumed
+    // Row scales, barriers and the accumulator are ready; the previous
+    // pass's input rows are consumed.
+    __syncthreads();
+    if (k0 > 0)
+      issueFirstStages(t, k0, klen, ring, slotBytes, bars);
     for (int i = threadIdx.x; i < t.rows * vecs; i += kTaskThreads) {
       const int r = i / vecs, j = k0 + (i % vecs) * 8;
       uint4 v =
@@ -209,21 +306,25 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     }
     __syncthreads();
     if (t.rows <= 1)
-      linearRows<1, 8>(t, xs, klen, k0, klen, accS);
+      linearStream<1, 4>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+                         parity);
     else if (t.rows <= 2)
-      linearRows<2, 8>(t, xs, klen, k0, klen, accS);
+      linearStream<2, 4>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+                         parity);
     else if (t.rows <= 4)
-      linearRows<4, 4>(t, xs, klen, k0, klen, accS);
-    else if (t.rows <= 8)
-      linearRows<8, 4>(t, xs, klen, k0, klen, accS);
+      linearStream<4, 2>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+                         parity);
     else
-      linearRows<16, 2>(t, xs, klen, k0, klen, accS);
+      linearStream<8, 1>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+                         parity);
   }
-  if (chunked) {
-    __syncthreads();
-    for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-      t.store(i / t.vcols, i % t.vcols, accS[i]);
-  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
+    t.store(i / t.vcols, i % t.vcols, accS[i]);
+  // Every wait is over: the barriers' memory goes back to the next task.
+  if (threadIdx.x == 0)
+    for (int b = 0; b < kTaskWarps * kLinearSlots; ++b)
+      mbarrierInval(bars + b);
 }
 
 } // namespace tawa::device::mega
