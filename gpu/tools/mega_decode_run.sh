@@ -2,7 +2,8 @@
 # One device call for the decode mega-kernel (docs/MEGAKERNEL.md, "GPU
 # test"): builds tawa.mega's library (nvcc + g++, no MLIR), checks the
 # PyTorch reference against transformers, the mega-kernel against the
-# reference, runs compute-sanitizer memcheck and racecheck on a small case,
+# reference, runs compute-sanitizer (memcheck, racecheck, synccheck) on the
+# kernel of two small configs (gpu/mega/test_mega_decode_sanitize.cu),
 # then the latency benchmark. Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
 # Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options).
 set -uo pipefail
@@ -21,13 +22,28 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
   timeout 300 python3 "$root/gpu/mega/test_reference.py" || status=1
   echo "== mega-kernel vs reference"
   timeout 400 python3 "$root/gpu/mega/test_mega_decode.py" ${MEGA_TEST_ARGS:-} || status=1
+  # compute-sanitizer on the kernel alone: under racecheck PyTorch's kernels
+  # stop the sanitizer, so a C++ driver binds random buffers (no PyTorch).
+  bin=$(mktemp -d)
+  pids=()
+  for src in "$root"/lib/Mega/*.cpp; do
+    g++ -std=c++17 -O2 -I"$root/include" -c "$src" -o "$bin/$(basename "$src" .cpp).o" & pids+=($!)
+  done
+  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
+    -c "$root/lib/Mega/Runtime/MegaDecoder.cu" -o "$bin/MegaDecoder.cu.o" & pids+=($!)
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
+    -o "$bin/test_mega_decode_sanitize" "$root/gpu/mega/test_mega_decode_sanitize.cu" "$bin"/*.o \
+    || status=1
   sanitizer=/usr/local/cuda/bin/compute-sanitizer
-  for tool in memcheck racecheck; do
-    echo "== compute-sanitizer $tool (qwen3-tiny, batch 1, 2 steps)"
-    timeout 300 "$sanitizer" --tool "$tool" --kernel-name kns=megaKernel --error-exitcode 9 \
-      python3 "$root/gpu/mega/test_mega_decode.py" --quick --cases qwen3-tiny-b1 --watchdog-ms 60000 \
-      >"$out/sanitizer-$tool.log" 2>&1 || status=1
-    grep -E "PASS|FAIL|SUMMARY" "$out/sanitizer-$tool.log" | tail -4
+  for tool in memcheck racecheck synccheck; do
+    echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 3; 3 steps each)"
+    for cfg in llama-tiny:2 qwen3-tiny:3; do
+      timeout 200 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_mega_decode_sanitize" \
+        "$root/test/Mega/Inputs/${cfg%%:*}.json" "${cfg##*:}" 1024 3 \
+        >"$out/sanitizer-$tool-${cfg%%:*}.log" 2>&1 || status=1
+      grep -E "PASS|FAIL|SUMMARY" "$out/sanitizer-$tool-${cfg%%:*}.log" | tail -3
+    done
   done
 fi
 if [ "${MEGA_ONLY:-}" != test ]; then

@@ -21,12 +21,15 @@ typedef struct tawa_mega_decoder tawa_mega_decoder;
 /* The message of the calling thread's last failure. */
 const char *tawa_mega_last_error(void);
 
+/* tawa_mega_create flags. */
+#define TAWA_MEGA_TRACE 1 /* record each task's start and end (timeline) */
+
 /* Plans, binds and lowers one decode step of `config_json` (the text of a
  * Hugging Face config.json) for `batch` rows and a KV cache of `max_seq`
  * positions per row, on the current CUDA device, with `scheduler_ctas`
  * CTAs of scheduler warps (the rest of the SMs are workers). */
 int tawa_mega_create(const char *config_json, int batch, int max_seq,
-                     int scheduler_ctas, tawa_mega_decoder **out);
+                     int scheduler_ctas, int flags, tawa_mega_decoder **out);
 void tawa_mega_destroy(tawa_mega_decoder *d);
 
 /* Buffers, in the order of the binding. type: 0 bf16, 1 f32, 2 i32;
@@ -59,6 +62,17 @@ const char *tawa_mega_summary(const tawa_mega_decoder *d);
 /* In-kernel time of the last step (first CTA start to last CTA exit, ns),
  * after the stream synchronized. */
 uint64_t tawa_mega_last_step_ns(tawa_mega_decoder *d);
+
+/* Tasks of the plan; per task its operator (-1 for an empty task). */
+int tawa_mega_num_tasks(const tawa_mega_decoder *d);
+int tawa_mega_task_ops(const tawa_mega_decoder *d, int32_t *ops);
+int tawa_mega_num_ops(const tawa_mega_decoder *d);
+const char *tawa_mega_op_name(const tawa_mega_decoder *d, int op);
+
+/* With TAWA_MEGA_TRACE, after the step finished: per task (by id) its start
+ * and end (globaltimer ns) and its worker: `records` holds 3 * num_tasks
+ * values. */
+int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records);
 
 #ifdef __cplusplus
 }

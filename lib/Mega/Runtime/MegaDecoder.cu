@@ -81,7 +81,7 @@ extern "C" {
 const char *tawa_mega_last_error(void) { return lastError.c_str(); }
 
 int tawa_mega_create(const char *configJson, int batch, int maxSeq,
-                     int schedulerCtas, tawa_mega_decoder **out) {
+                     int schedulerCtas, int flags, tawa_mega_decoder **out) {
   if (!configJson || !out)
     return failWith("tawa_mega_create: null argument");
   *out = nullptr;
@@ -124,6 +124,7 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   LaunchOptions launch;
   launch.schedulerCtas = schedulerCtas;
   launch.countDispatches = false;
+  launch.trace = (flags & TAWA_MEGA_TRACE) != 0;
   if (!d->launcher.init(packTables(d->tables), launch, error) ||
       !d->launcher.prepare<DecodeTasks>(error))
     return failWith(error);
@@ -250,6 +251,46 @@ uint64_t tawa_mega_last_step_ns(tawa_mega_decoder *d) {
   unsigned long long ns[2] = {0, 0};
   cudaMemcpy(ns, d->launcher.state().stepNs, sizeof ns, cudaMemcpyDeviceToHost);
   return ns[1] > ns[0] ? ns[1] - ns[0] : 0;
+}
+
+int tawa_mega_num_tasks(const tawa_mega_decoder *d) {
+  return static_cast<int>(d->tables.tasks.size());
+}
+
+int tawa_mega_task_ops(const tawa_mega_decoder *d, int32_t *ops) {
+  for (size_t i = 0; i < d->tables.tasks.size(); ++i) {
+    uint16_t op = d->tables.tasks[i].op;
+    ops[i] = op == kEmptyOpIndex ? -1 : int32_t(op);
+  }
+  return 0;
+}
+
+int tawa_mega_num_ops(const tawa_mega_decoder *d) {
+  return static_cast<int>(d->graph.ops.size());
+}
+
+const char *tawa_mega_op_name(const tawa_mega_decoder *d, int op) {
+  if (op < 0 || op >= tawa_mega_num_ops(d))
+    return nullptr;
+  return d->graph.ops[op].name.c_str();
+}
+
+int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records) {
+  const RuntimeState &s = d->launcher.state();
+  if (!s.trace)
+    return failWith("the decoder was created without TAWA_MEGA_TRACE");
+  std::vector<TaskRecord> trace(d->tables.tasks.size());
+  if (!cudaOk(cudaMemcpy(trace.data(), s.trace,
+                         trace.size() * sizeof(TaskRecord),
+                         cudaMemcpyDeviceToHost),
+              "reading the trace"))
+    return 1;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    records[3 * i] = trace[i].startNs;
+    records[3 * i + 1] = trace[i].endNs;
+    records[3 * i + 2] = trace[i].worker;
+  }
+  return 0;
 }
 
 } // extern "C"

@@ -68,7 +68,9 @@ def build_library(verbose=False):
         return env_lib
     root = _source_dir()
     cpp, cu, headers = _library_sources(root)
-    digest = hashlib.sha256()
+    # Extra nvcc flags (experiments: -D knobs of the task functions).
+    extra = os.environ.get('TAWA_MEGA_NVCC_FLAGS', '').split()
+    digest = hashlib.sha256(' '.join(extra).encode())
     for path in cpp + [cu] + headers:
         digest.update(os.path.relpath(path, root).encode())
         with open(path, 'rb') as f:
@@ -86,7 +88,7 @@ def build_library(verbose=False):
         jobs = [['g++', '-std=c++17', '-O2', '-fPIC', f'-I{include}', '-c', src, '-o',
                  os.path.join(tmp, os.path.basename(src) + '.o')] for src in cpp]
         jobs.append([nvcc, '-gencode=arch=compute_90a,code=sm_90a', '-std=c++17', '-O3',
-                     '-Xcompiler', '-fPIC', f'-I{include}', '-c', cu, '-o',
+                     '-Xcompiler', '-fPIC', f'-I{include}', *extra, '-c', cu, '-o',
                      os.path.join(tmp, 'MegaDecoder.o')])
 
         def run(cmd):
@@ -116,7 +118,7 @@ def _library():
         lib = ctypes.CDLL(build_library())
         c = ctypes
         lib.tawa_mega_last_error.restype = c.c_char_p
-        lib.tawa_mega_create.argtypes = [c.c_char_p, c.c_int, c.c_int, c.c_int,
+        lib.tawa_mega_create.argtypes = [c.c_char_p, c.c_int, c.c_int, c.c_int, c.c_int,
                                          c.POINTER(c.c_void_p)]
         lib.tawa_mega_destroy.argtypes = [c.c_void_p]
         lib.tawa_mega_num_buffers.argtypes = [c.c_void_p]
@@ -132,6 +134,12 @@ def _library():
         lib.tawa_mega_summary.restype = c.c_char_p
         lib.tawa_mega_last_step_ns.argtypes = [c.c_void_p]
         lib.tawa_mega_last_step_ns.restype = c.c_uint64
+        lib.tawa_mega_num_tasks.argtypes = [c.c_void_p]
+        lib.tawa_mega_task_ops.argtypes = [c.c_void_p, c.POINTER(c.c_int32)]
+        lib.tawa_mega_num_ops.argtypes = [c.c_void_p]
+        lib.tawa_mega_op_name.argtypes = [c.c_void_p, c.c_int]
+        lib.tawa_mega_op_name.restype = c.c_char_p
+        lib.tawa_mega_trace.argtypes = [c.c_void_p, c.POINTER(c.c_uint64)]
         _lib = lib
     return _lib
 
@@ -144,11 +152,11 @@ def _check(rc):
 class StepKernel:
     """One planned decode step for a fixed batch: its buffers and its launch."""
 
-    def __init__(self, config_json, batch, max_seq, scheduler_ctas):
+    def __init__(self, config_json, batch, max_seq, scheduler_ctas, trace=False):
         lib = _library()
         handle = ctypes.c_void_p()
         _check(lib.tawa_mega_create(config_json.encode(), batch, max_seq, scheduler_ctas,
-                                    ctypes.byref(handle)))
+                                    1 if trace else 0, ctypes.byref(handle)))
         self._handle = handle
         self.batch = batch
         self.summary = lib.tawa_mega_summary(handle).decode()
@@ -199,11 +207,26 @@ class StepKernel:
         torch.cuda.synchronize()
         return _library().tawa_mega_last_step_ns(self._handle)
 
+    def trace(self):
+        """The last step's timeline (needs trace=True): a list of (start_ns,
+        end_ns, worker, op name or None for an empty task), by task id."""
+        torch.cuda.synchronize()
+        lib = _library()
+        n = lib.tawa_mega_num_tasks(self._handle)
+        ops = (ctypes.c_int32 * n)()
+        records = (ctypes.c_uint64 * (3 * n))()
+        _check(lib.tawa_mega_task_ops(self._handle, ops))
+        _check(lib.tawa_mega_trace(self._handle, records))
+        names = [lib.tawa_mega_op_name(self._handle, i).decode()
+                 for i in range(lib.tawa_mega_num_ops(self._handle))]
+        return [(records[3 * i], records[3 * i + 1], records[3 * i + 2],
+                 names[ops[i]] if ops[i] >= 0 else None) for i in range(n)]
+
 
 class MegaModel:
     """A decoder LLM whose decode steps run as one persistent kernel each."""
 
-    def __init__(self, config, weights, max_batch, max_seq, scheduler_ctas=4):
+    def __init__(self, config, weights, max_batch, max_seq, scheduler_ctas=4, trace=False):
         self.config = dict(config)
         self.shape = ModelShape.from_config(self.config)
         # The reference validates the weights, runs prefill and owns the KV
@@ -214,6 +237,7 @@ class MegaModel:
         self.max_batch = max_batch
         self.max_seq = max_seq
         self.scheduler_ctas = scheduler_ctas
+        self.trace = trace
         self._steps = {}
         self._host_lengths = [0] * max_batch
 
@@ -223,7 +247,8 @@ class MegaModel:
             raise MegaError(f'batch {batch} not in 1..{self.max_batch}')
         if batch in self._steps:
             return self._steps[batch]
-        k = StepKernel(json.dumps(self.config), batch, self.max_seq, self.scheduler_ctas)
+        k = StepKernel(json.dumps(self.config), batch, self.max_seq, self.scheduler_ctas,
+                       self.trace)
         ref = self.reference
         for name, (_, dtype, kind, shape) in k.buffers.items():
             if kind == 'weight':
@@ -288,7 +313,7 @@ class MegaModel:
         return torch.stack(out, dim=1).tolist()
 
 
-def compile(config, weights, max_batch=1, max_seq=4096, scheduler_ctas=4):
+def compile(config, weights, max_batch=1, max_seq=4096, scheduler_ctas=4, trace=False):
     """A MegaModel for `config` (a Hugging Face config dict or the path of a
     config.json) and `weights` (a state dict of bf16 CUDA tensors with Hugging
     Face names, or the path of a .safetensors file)."""
@@ -298,4 +323,4 @@ def compile(config, weights, max_batch=1, max_seq=4096, scheduler_ctas=4):
     if isinstance(weights, (str, os.PathLike)):
         from safetensors.torch import load_file
         weights = load_file(str(weights), device='cuda')
-    return MegaModel(config, weights, max_batch, max_seq, scheduler_ctas)
+    return MegaModel(config, weights, max_batch, max_seq, scheduler_ctas, trace)
