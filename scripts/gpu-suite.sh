@@ -6,7 +6,7 @@
 #   SUITE_QUICK=1 scripts/gpu-suite.sh   # K list 256,1024,4096,16384 only
 #   SUITE_ONLY=attention scripts/gpu-suite.sh   # build + the attention steps only
 #   SUITE_ONLY=python scripts/gpu-suite.sh      # the tawa.jit steps only (no build)
-#   SUITE_ONLY=mega scripts/gpu-suite.sh        # the mega-kernel runtime's tests (own nvcc build)
+#   SUITE_ONLY=mega scripts/gpu-suite.sh        # the mega-kernel: runtime tests, decode tests, benchmark (own nvcc build)
 #   SUITE_ONLY=kernels scripts/gpu-suite.sh     # build + the compiled GEMM-family kernels only:
 #                                               # correctness, sanitizers, GEMM and pointer benches
 # Builds the runtime and gpu/ (no compiler, no unit tests), runs every CTest
@@ -272,8 +272,12 @@ fi
 # The mega-kernel's in-kernel runtime on the Qwen3 task graphs with synthetic
 # tasks (docs/MEGAKERNEL.md): its own nvcc build, primitive tests, runtime
 # test, watchdog and overhead.
+# Then the decode mega-kernel with its task functions: the reference against
+# transformers, the kernel against the reference, compute-sanitizer and the
+# decode latency benchmark (gpu/tools/mega_decode_run.sh).
 if want mega; then
   step "mega-kernel runtime (synthetic tasks)" 300 bash gpu/tools/mega_device_run.sh "$B/mega"
+  step "mega-kernel decode (tasks, reference, benchmark)" 560 bash gpu/tools/mega_decode_run.sh "$B/mega"
 fi
 
 JSON=$(ls "$RESULTS"/*.json 2>/dev/null | grep -v -- '-gemm.json$' | head -1)
