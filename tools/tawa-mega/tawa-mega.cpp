@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Mega/DecodeBinding.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/DeviceTables.h"
 #include "tawa/Mega/ModelConfig.h"
@@ -45,6 +46,8 @@ Commands:
               orders, and check it
   lower       lower a linear tGraph to the device tables the persistent
               kernel reads (task and event descriptors, worker queues)
+  bind        list the buffers of a model's decode step and each
+              operator's task-function parameters
   passes      list the passes
 
 'tawa-mega COMMAND --help' describes a command's options.
@@ -126,6 +129,16 @@ Options:
   --dump               print every event, task and queue instead of the summary
   -o FILE              write the packed tables to FILE
   --batch, --max-seq, --sms, --no-prune   as for 'tawa-mega plan'
+)";
+
+const char *kBindUsage =
+    R"(usage: tawa-mega bind --model CONFIG.json [--batch N] [--max-seq S] [--sms N]
+
+Binds the decode graph of CONFIG.json to data (docs/MEGAKERNEL.md, "Binding"):
+prints every buffer the step touches (weights under their Hugging Face names,
+the graph's tensors, the step's inputs and outputs) with its type, shape and
+kind, then each operator's task-function parameters. Fails, with the reason,
+on shapes the task functions do not take.
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -549,6 +562,33 @@ int lowerCommand(int argc, char **argv) {
   return 0;
 }
 
+int bindCommand(int argc, char **argv) {
+  Args args = parseArgs(argc, argv, 2,
+                        {"--model", "--batch", "--max-seq", "--sms"}, {});
+  if (args.help) {
+    std::cout << kBindUsage;
+    return 0;
+  }
+  if (!args.positional.empty())
+    usageError("bind takes no file argument (got '" + args.positional[0] +
+               "'); use --model CONFIG.json");
+  PlanRequest req;
+  for (auto &[name, value] : args.options)
+    takePlanOption(name, value, req);
+  if (req.model.empty())
+    usageError("bind needs --model CONFIG.json (try 'tawa-mega bind --help')");
+  ModelConfig config;
+  std::string error;
+  if (!loadModelConfig(req.model, config, error))
+    fail(error);
+  TGraph g = buildOrFail(req);
+  DecodeBinding binding;
+  if (!bindDecodeGraph(g, config, req.options, binding, error))
+    fail(error);
+  printBinding(g, binding, std::cout);
+  return 0;
+}
+
 int passesCommand(int argc, char **argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -582,6 +622,8 @@ int main(int argc, char **argv) {
     return simulateCommand(argc, argv);
   if (command == "lower")
     return lowerCommand(argc, argv);
+  if (command == "bind")
+    return bindCommand(argc, argv);
   if (command == "passes")
     return passesCommand(argc, argv);
   usageError("unknown command '" + command + "' (try 'tawa-mega --help')");
