@@ -14,7 +14,11 @@ caches hold `context` positions and each timed step appends at position
   CUDA graph (kernel per operator, no launch overhead);
 - floor: bytes of weights read per step (every linear's weights, the
   embedding row excluded) plus the KV cache read, over the measured device
-  copy bandwidth (a 2 GiB copy, read + write bytes).
+  copy bandwidth (a 2 GiB copy, read + write bytes);
+- with --compile: the reference decode under torch.compile (mode
+  reduce-overhead, which also replays CUDA graphs);
+- with --hf: Hugging Face transformers eager (the model's own KV cache,
+  filled by a prefill of `context - 1` tokens in chunks of 512).
 Prints a table; --json writes every number.
 """
 import argparse
@@ -85,7 +89,38 @@ def time_steps(fn, steps):
     return statistics.median(times)
 
 
-def bench_model(name, cfg, batches, contexts, steps, bw, rows):
+def time_compiled(ref, tokens, positions, steps):
+    """The reference decode under torch.compile (reduce-overhead)."""
+    compiled = torch.compile(ref.decode, mode='reduce-overhead', dynamic=False)
+    return time_steps(lambda: compiled(tokens, positions), steps)
+
+
+@torch.no_grad()
+def time_hf(cfg, weights, batch, context, steps):
+    """transformers eager: one token per row per step on the model's own cache."""
+    from tawa.mega.reference import hf_model
+    model = hf_model(cfg, weights)
+    vocab = cfg['vocab_size']
+    ids = torch.randint(0, vocab, (batch, context - 1), device='cuda')
+    cache = None
+    for start in range(0, context - 1, 512):
+        out = model(input_ids=ids[:, start:start + 512], past_key_values=cache, use_cache=True)
+        cache = out.past_key_values
+    tok = out.logits[:, -1].argmax(-1, keepdim=True)
+    state = {'cache': cache}
+
+    def step():
+        o = model(input_ids=tok, past_key_values=state['cache'], use_cache=True)
+        state['cache'] = o.past_key_values
+
+    us = time_steps(step, steps)
+    del model, cache, state
+    torch.cuda.empty_cache()
+    return us
+
+
+def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=False,
+                with_hf=False):
     shape = ModelShape.from_config(cfg)
     weights = random_state_dict(cfg, seed=1)
     for context in contexts:
@@ -105,17 +140,21 @@ def bench_model(name, cfg, batches, contexts, steps, bw, rows):
             kernel_us = k.last_step_ns() / 1e3
             graphed = ref.graphed_decode(batch)
             graph_us = time_steps(lambda: graphed(tokens, positions), steps)
+            compile_us = time_compiled(ref, tokens, positions, steps) if with_compile else None
+            hf_us = time_hf(cfg, weights, batch, context, steps) if with_hf else None
             wbytes, kvbytes = step_bytes(shape, batch, context)
             floor_us = (wbytes + kvbytes) / bw * 1e6
             row = dict(model=name, batch=batch, context=context, tawa_us=mega_us,
                        tawa_kernel_us=kernel_us, graph_us=graph_us, floor_us=floor_us,
                        weight_bytes=wbytes, kv_bytes=kvbytes, plan_s=plan_s,
-                       plan=k.summary)
+                       plan=k.summary, compile_us=compile_us, hf_us=hf_us)
             rows.append(row)
             print(f'{name:5s} b{batch:<3d} ctx {context:5d}: tawa {mega_us:8.1f} us '
                   f'(in-kernel {kernel_us:8.1f}) | graph {graph_us:8.1f} us | floor '
                   f'{floor_us:7.1f} us | tawa/floor {mega_us / floor_us:5.2f} | '
-                  f'graph/tawa {graph_us / mega_us:5.2f} | plan {plan_s:.1f} s', flush=True)
+                  f'graph/tawa {graph_us / mega_us:5.2f} | plan {plan_s:.1f} s'
+                  + (f' | compile {compile_us:8.1f} us' if compile_us else '')
+                  + (f' | hf {hf_us:9.1f} us' if hf_us else ''), flush=True)
             del graphed
         del model, ref
         torch.cuda.empty_cache()
@@ -128,13 +167,17 @@ def main():
     ap.add_argument('--contexts', default='512,4096')
     ap.add_argument('--steps', type=int, default=20)
     ap.add_argument('--json', default=None)
+    ap.add_argument('--compile', action='store_true',
+                    help='also time the reference under torch.compile (slow to compile)')
+    ap.add_argument('--hf', action='store_true', help='also time transformers eager')
     args = ap.parse_args()
     bw = copy_bandwidth()
     print(f'{torch.cuda.get_device_name()}: copy bandwidth {bw / 1e12:.2f} TB/s', flush=True)
     rows = []
     for name in args.models.split(','):
         bench_model(name, MODELS[name], [int(b) for b in args.batches.split(',')],
-                    [int(c) for c in args.contexts.split(',')], args.steps, bw, rows)
+                    [int(c) for c in args.contexts.split(',')], args.steps, bw, rows,
+                    args.compile, args.hf)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(dict(device=torch.cuda.get_device_name(), copy_bandwidth=bw,
