@@ -16,6 +16,7 @@
 // Every wait goes through boundedWait (watchdog.cuh).
 #pragma once
 #include "tawa/Mega/DeviceLayout.h"
+#include "tawa/device/mega/config.cuh"
 #include "tawa/device/mega/queue.cuh"
 #include "tawa/device/mega/sync.cuh"
 #include "tawa/device/mega/watchdog.cuh"
@@ -32,9 +33,6 @@ using tawa::mega::kTaskJit;
 using tawa::mega::OpDesc;
 using tawa::mega::TablesHeader;
 using tawa::mega::TaskDesc;
-
-constexpr int kMegaWarps = 4;
-constexpr int kMegaThreads = kMegaWarps * 32;
 
 /// The packed tables (DeviceLayout.h) as device pointers.
 struct TablesView {

@@ -40,7 +40,13 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = kTaskWarps * perWarp; // positions in flight per CTA
 
-  const int blockLen = min(kAttnBlock, 32768 / D);
+  // Up to kAttnBlock positions and 64 KB of keys per block, fewer when the
+  // partial outputs of many lane groups (more warps) leave less room.
+  const int fixedBytes =
+      128 + G * D * 4 + 3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
+  const int blockLen =
+      min(min(kAttnBlock, 32768 / D),
+          (tawa::mega::kTaskSmemBytes - fixedBytes) / (G * 4 + 2 * D * 2));
 
   // Shared memory: two barriers, q [G][D] (scaled), scores [G][blockLen],
   // per-head running max / sum / block rescale, partial outputs

@@ -10,6 +10,7 @@
 // path.
 #pragma once
 #include "tawa/Mega/TaskParams.h"
+#include "tawa/device/mega/config.cuh"
 
 #include <cuda_bf16.h>
 
@@ -19,8 +20,9 @@ namespace tawa::device::mega {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kTaskThreads = 128;
-constexpr int kTaskWarps = kTaskThreads / 32;
+/// A task runs on all threads of its worker CTA.
+constexpr int kTaskThreads = kMegaThreads;
+constexpr int kTaskWarps = kMegaWarps;
 
 __device__ __forceinline__ float toFloat(bf16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ bf16 toBf16(float v) {
