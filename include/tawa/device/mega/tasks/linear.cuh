@@ -103,12 +103,6 @@ __device__ inline void issueStage(const LinearTile &t, const StagePlan &sp,
              bar);
 }
 
-/// One K pass [k0, k0 + klen) of the tile: warp w takes stages w, w + warps,
-/// ...; for each weight row of a stage, every group of RB input rows is one
-/// dot product per row (lanes take 8 elements at a time, U such steps in
-/// flight, then a warp sum),
-/// added into accS[row][vcol] (a row may be split over pieces and warps).
-/// `parity` holds the warp's slot phases across passes.
 /// Lane 0 of each warp: the first stages of a K pass, one per ring slot.
 __device__ inline void issueFirstStages(const LinearTile &t, int k0, int klen,
                                         bf16 *ring, int slotBytes,
@@ -127,6 +121,12 @@ __device__ inline void issueFirstStages(const LinearTile &t, int k0, int klen,
   }
 }
 
+/// One K pass [k0, k0 + klen) of the tile: warp w takes stages w, w + warps,
+/// ...; for each weight row of a stage, every group of RB input rows is one
+/// dot product per row (lanes take 8 elements at a time, U such steps in
+/// flight, then a warp sum), added into accS[row][vcol] (a row may be split
+/// over pieces and warps). `parity` holds the warp's slot phases across
+/// passes.
 template <int RB, int U>
 __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
                              int k0, int klen, float *accS, bf16 *ring,
