@@ -3,7 +3,28 @@
 `compile(config, weights, max_batch, max_seq)` returns a MegaModel whose
 `decode` / `generate` run each decode step as one launch of the mega-kernel
 (docs/MEGAKERNEL.md); `reference` holds the PyTorch reference decode it is
-checked against. Importing this package imports PyTorch.
+checked against; `build` builds the library behind it. Importing the package
+imports nothing heavy: the names below load their module (and PyTorch) on
+first use.
 """
-from .decoder import MegaError, MegaModel, StepKernel, build_library, compile  # noqa: F401
-from .reference import ModelShape, ReferenceDecoder, random_state_dict  # noqa: F401
+import importlib
+
+_EXPORTS = {
+    'MegaError': 'build',
+    'build_library': 'build',
+    'MegaModel': 'decoder',
+    'StepKernel': 'decoder',
+    'compile': 'decoder',
+    'ModelShape': 'reference',
+    'ReferenceDecoder': 'reference',
+    'random_state_dict': 'reference',
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tawa.mega' has no attribute {name!r}")
+    return getattr(importlib.import_module(f'{__name__}.{module}'), name)

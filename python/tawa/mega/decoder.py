@@ -6,109 +6,23 @@
 
 `compile` plans nothing yet: a decode step is planned, bound and lowered per
 batch size on first use (a tGraph per batch size, as MPK does) through the
-C API of include/tawa/runtime/tawa_mega.h. That library is built here with
-nvcc and g++ from the tawa source tree on first use and cached; the planner
-is plain C++, so no MLIR is needed on the GPU machine. Prefill runs the
+C API of include/tawa/runtime/tawa_mega.h. That library is built with nvcc
+and g++ from the tawa sources on first use and cached (tawa.mega.build); the
+planner is plain C++, so no MLIR is needed on the GPU machine. Prefill runs the
 PyTorch reference (kernel per operator) and fills the KV cache that the
 mega-kernel then reads and appends to.
 """
 import ctypes
-import hashlib
 import json
 import os
-import subprocess
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from .reference import ReferenceDecoder, ModelShape
+from .build import MegaError, build_library
+from .reference import ModelShape, ReferenceDecoder
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
 _KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output'}
-
-
-class MegaError(RuntimeError):
-    """A failure reported by the mega-kernel library, with its message."""
-
-
-def _source_dir():
-    root = os.environ.get('TAWA_SOURCE_DIR', _REPO)
-    if not os.path.isfile(os.path.join(root, 'lib', 'Mega', 'Runtime', 'MegaDecoder.cu')):
-        raise MegaError(
-            f'tawa.mega builds its library from the tawa source tree, not found at {root} '
-            '(set TAWA_SOURCE_DIR)')
-    return root
-
-
-def _library_sources(root):
-    mega = os.path.join(root, 'lib', 'Mega')
-    cpp = sorted(os.path.join(mega, f) for f in os.listdir(mega) if f.endswith('.cpp'))
-    cu = os.path.join(mega, 'Runtime', 'MegaDecoder.cu')
-    headers = []
-    for sub in ('include/tawa/Mega', 'include/tawa/device/mega', 'include/tawa/runtime'):
-        for dirpath, _, files in os.walk(os.path.join(root, sub)):
-            headers += [os.path.join(dirpath, f) for f in files]
-    return cpp, cu, sorted(headers)
-
-
-def _nvcc():
-    for cand in (os.environ.get('NVCC'), '/usr/local/cuda/bin/nvcc', 'nvcc'):
-        if cand and (os.path.isfile(cand) or cand == 'nvcc'):
-            return cand
-    raise MegaError('nvcc not found (set NVCC)')
-
-
-def build_library(verbose=False):
-    """Builds (once per source version) and returns the path of libtawa_mega.so."""
-    env_lib = os.environ.get('TAWA_MEGA_LIB')
-    if env_lib:
-        return env_lib
-    root = _source_dir()
-    cpp, cu, headers = _library_sources(root)
-    # Extra nvcc flags (experiments: -D knobs of the task functions).
-    extra = os.environ.get('TAWA_MEGA_NVCC_FLAGS', '').split()
-    digest = hashlib.sha256(' '.join(extra).encode())
-    for path in cpp + [cu] + headers:
-        digest.update(os.path.relpath(path, root).encode())
-        with open(path, 'rb') as f:
-            digest.update(f.read())
-    cache = os.environ.get('TAWA_CACHE_DIR', os.path.expanduser('~/.cache/tawa'))
-    out_dir = os.path.join(cache, 'mega', digest.hexdigest()[:16])
-    lib = os.path.join(out_dir, 'libtawa_mega.so')
-    if os.path.isfile(lib):
-        return lib
-    os.makedirs(out_dir, exist_ok=True)
-    include = os.path.join(root, 'include')
-    nvcc = _nvcc()
-    cuda_lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), 'lib64')
-    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-        jobs = [['g++', '-std=c++17', '-O2', '-fPIC', f'-I{include}', '-c', src, '-o',
-                 os.path.join(tmp, os.path.basename(src) + '.o')] for src in cpp]
-        jobs.append([nvcc, '-gencode=arch=compute_90a,code=sm_90a', '-std=c++17', '-O3',
-                     '-Xcompiler', '-fPIC', f'-I{include}', *extra, '-c', cu, '-o',
-                     os.path.join(tmp, 'MegaDecoder.o')])
-
-        def run(cmd):
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise MegaError(f'building the mega-kernel library failed:\n{" ".join(cmd)}\n'
-                                f'{r.stdout}{r.stderr}')
-            if verbose:
-                print(' '.join(cmd))
-
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            list(pool.map(run, jobs))
-        objs = [j[-1] for j in jobs]
-        tmp_lib = os.path.join(tmp, 'libtawa_mega.so')
-        run([nvcc, '-shared', '-cudart', 'shared', '-o', tmp_lib, *objs,
-             f'-L{cuda_lib}', f'-Xlinker=-rpath,{cuda_lib}'])
-        os.replace(tmp_lib, lib)
-    return lib
-
-
 _lib = None
 
 
