@@ -21,7 +21,6 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import torch  # noqa: E402
 
 import tawa.mega  # noqa: E402
 from tawa.mega.reference import ModelShape, random_state_dict  # noqa: E402
