@@ -139,17 +139,6 @@ std::vector<WaitReport> readReports(const MegaLauncher &l) {
   return r;
 }
 
-std::string describe(const WaitReport &r) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "%s %u %s: task %d event %d arrivals %u of %u after %u "
-                "kcycles",
-                r.role == 1 ? "worker" : "scheduler", r.unit,
-                r.end == 1 ? "timed out" : "stopped", int(r.task), int(r.event),
-                r.arrivals, r.triggerCount, r.waitedKCycles);
-  return buf;
-}
-
 /// Every check of a clean run; returns the number of problems (the first of
 /// each kind is printed).
 int checkRun(const std::string &name, const DeviceTables &t,
@@ -176,7 +165,7 @@ int checkRun(const std::string &name, const DeviceTables &t,
   };
   if (abort || !reports.empty())
     problem("watchdog fired",
-            reports.empty() ? "no report" : describe(reports[0]));
+            reports.empty() ? "no report" : describeWaitReport(reports[0]));
   std::vector<int64_t> aotWorker(h.numTasks, -1);
   for (uint32_t w = 0; w < h.numWorkers; ++w)
     for (uint32_t i = t.aotOffsets[w]; i < t.aotOffsets[w + 1]; ++i)
@@ -373,7 +362,7 @@ void watchdogCase(const std::string &name, const DeviceTables &tables,
               orig.firstTask, orig.lastTask, wallMs, boundMs, reports.size(),
               timedOut);
   for (size_t i = 0; i < reports.size() && i < 3; ++i)
-    std::printf("    report: %s\n", describe(reports[i]).c_str());
+    std::printf("    report: %s\n", describeWaitReport(reports[i]).c_str());
   if (!abort || timedOut == 0)
     report.fail(name, "no waiter timed out (abort %u)", abort);
   else if (rangeRan)
@@ -386,7 +375,7 @@ void watchdogCase(const std::string &name, const DeviceTables &tables,
   else
     report.pass(name);
   if (named)
-    std::printf("    names it: %s\n", describe(*named).c_str());
+    std::printf("    names it: %s\n", describeWaitReport(*named).c_str());
 }
 
 } // namespace

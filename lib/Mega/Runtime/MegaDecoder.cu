@@ -43,17 +43,6 @@ bool cudaOk(cudaError_t e, const char *what) {
   return false;
 }
 
-std::string describeReport(const WaitReport &r) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "%s %u %s: task %d event %d arrivals %u of %u after %u "
-                "kcycles",
-                r.role == 1 ? "worker" : "scheduler", r.unit,
-                r.end == 1 ? "timed out" : "stopped", int(r.task), int(r.event),
-                r.arrivals, r.triggerCount, r.waitedKCycles);
-  return buf;
-}
-
 } // namespace
 
 struct tawa_mega_decoder {
@@ -239,7 +228,7 @@ int tawa_mega_check(tawa_mega_decoder *d) {
   int shown = 0;
   for (const WaitReport &r : reports)
     if (r.end == 1 && shown++ < 4)
-      msg += "; " + describeReport(r);
+      msg += "; " + describeWaitReport(r);
   return failWith("mega-kernel step failed: " + msg);
 }
 

@@ -8,6 +8,8 @@
 #include "tawa/device/mega/sync.cuh"
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace tawa::device::mega {
 
@@ -26,6 +28,20 @@ struct WaitReport {
   uint32_t waitedKCycles;
 };
 static_assert(sizeof(WaitReport) == 32, "WaitReport is 32 bytes");
+
+/// One report as a line, for the host: "worker 16 timed out: task 3552
+/// event 1402 arrivals 2 of 3 after 19531 kcycles".
+inline std::string describeWaitReport(const WaitReport &r) {
+  char buf[200];
+  std::snprintf(
+      buf, sizeof buf,
+      "%s %u %s: task %d event %d arrivals %u of %u after %u "
+      "kcycles",
+      r.role == uint32_t(WaiterRole::Worker) ? "worker" : "scheduler", r.unit,
+      r.end == uint32_t(WaitEnd::TimedOut) ? "timed out" : "stopped",
+      int(r.task), int(r.event), r.arrivals, r.triggerCount, r.waitedKCycles);
+  return buf;
+}
 
 /// Kernel-wide watchdog state (global memory, zeroed before a run).
 struct WatchdogState {
