@@ -1,6 +1,7 @@
 //===- DecodeBindingTest.cpp - buffers and task parameters of a step ------===//
 
 #include "tawa/Mega/DecodeBinding.h"
+#include "TestInputs.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/Passes.h"
 
@@ -12,15 +13,6 @@
 using namespace tawa::mega;
 
 namespace {
-
-ModelConfig load(const std::string &name) {
-  ModelConfig c;
-  std::string error;
-  EXPECT_TRUE(
-      loadModelConfig(std::string(TAWA_MEGA_INPUTS) + "/" + name, c, error))
-      << error;
-  return c;
-}
 
 DecodeBinding bind(const ModelConfig &c, const PlanOptions &o, TGraph &g) {
   g = buildDecodeGraph(c, o);
@@ -42,7 +34,7 @@ const Operator &opNamed(const TGraph &g, const std::string &name, int &index) {
 }
 
 TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
-  ModelConfig c = load("qwen3-8b.json");
+  ModelConfig c = loadInputConfig("qwen3-8b.json");
   PlanOptions o;
   o.batch = 4;
   o.maxSeq = 1024;
@@ -75,7 +67,7 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
 }
 
 TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
-  ModelConfig c = load("qwen3-0.6b.json");
+  ModelConfig c = loadInputConfig("qwen3-0.6b.json");
   PlanOptions o;
   TGraph g;
   DecodeBinding b = bind(c, o, g);
@@ -114,7 +106,7 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
 }
 
 TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
-  ModelConfig c = load("qwen3-0.6b.json");
+  ModelConfig c = loadInputConfig("qwen3-0.6b.json");
   PlanOptions o;
   o.maxSeq = 4096;
   TGraph g;
@@ -138,7 +130,7 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
 }
 
 TEST(DecodeBinding, PassesKeepOperatorIndices) {
-  ModelConfig c = load("llama-tiny.json");
+  ModelConfig c = loadInputConfig("llama-tiny.json");
   PlanOptions o;
   TGraph g;
   DecodeBinding b = bind(c, o, g);
@@ -160,7 +152,7 @@ TEST(DecodeBinding, PassesKeepOperatorIndices) {
 }
 
 TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {
-  ModelConfig c = load("qwen3-0.6b.json");
+  ModelConfig c = loadInputConfig("qwen3-0.6b.json");
   PlanOptions o;
   std::string error;
   DecodeBinding b;

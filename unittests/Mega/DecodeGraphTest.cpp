@@ -1,6 +1,7 @@
 //===- DecodeGraphTest.cpp - model configs, tiling and the built graph ----===//
 
 #include "tawa/Mega/DecodeGraph.h"
+#include "TestInputs.h"
 #include "tawa/Mega/Verifier.h"
 
 #include <gtest/gtest.h>
@@ -11,17 +12,8 @@ using namespace tawa::mega;
 
 namespace {
 
-ModelConfig load(const std::string &name) {
-  ModelConfig c;
-  std::string error;
-  EXPECT_TRUE(
-      loadModelConfig(std::string(TAWA_MEGA_INPUTS) + "/" + name, c, error))
-      << error;
-  return c;
-}
-
 TEST(ModelConfig, ReadsThePublicQwen3Shapes) {
-  ModelConfig small = load("qwen3-0.6b.json");
+  ModelConfig small = loadInputConfig("qwen3-0.6b.json");
   EXPECT_EQ(small.modelType, "qwen3");
   EXPECT_EQ(small.hiddenSize, 1024);
   EXPECT_EQ(small.numLayers, 28);
@@ -35,7 +27,7 @@ TEST(ModelConfig, ReadsThePublicQwen3Shapes) {
   EXPECT_DOUBLE_EQ(small.ropeTheta, 1e6);
   EXPECT_DOUBLE_EQ(small.rmsNormEps, 1e-6);
 
-  ModelConfig big = load("qwen3-8b.json");
+  ModelConfig big = loadInputConfig("qwen3-8b.json");
   EXPECT_EQ(big.hiddenSize, 4096);
   EXPECT_EQ(big.numLayers, 36);
   EXPECT_EQ(big.numHeads, 32);
@@ -44,7 +36,7 @@ TEST(ModelConfig, ReadsThePublicQwen3Shapes) {
 }
 
 TEST(ModelConfig, LlamaDerivesHeadDimAndHasNoQkNorm) {
-  ModelConfig c = load("llama-tiny.json");
+  ModelConfig c = loadInputConfig("llama-tiny.json");
   EXPECT_EQ(c.headDim, 256 / 8);
   EXPECT_FALSE(c.qkNorm);
   EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-5);
@@ -129,7 +121,7 @@ TEST(DecodeGraph, TilesCoverEveryOutputExactlyOnce) {
         PlanOptions o;
         o.batch = batch;
         o.maxSeq = maxSeq;
-        TGraph g = buildDecodeGraph(load(model), o);
+        TGraph g = buildDecodeGraph(loadInputConfig(model), o);
         std::vector<std::string> errors = verifyGraph(g);
         ASSERT_TRUE(errors.empty()) << errors[0];
         // Disjoint writes (verified) whose volumes add up to the tensor's:
@@ -149,7 +141,7 @@ TEST(DecodeGraph, TilesCoverEveryOutputExactlyOnce) {
 
 TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   PlanOptions o; // batch 1, context 4096, 132 SMs
-  TGraph g = buildDecodeGraph(load("qwen3-0.6b.json"), o);
+  TGraph g = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
   std::map<OpKind, size_t> perKind;
   for (const Task &t : g.tasks)
     ++perKind[g.ops[t.op].kind];
@@ -174,7 +166,7 @@ TEST(DecodeGraph, LargeBatchesSplitLinearRows) {
   PlanOptions o;
   o.batch = 100; // two row tiles of 64
   o.maxSeq = 256;
-  TGraph g = buildDecodeGraph(load("qwen3-tiny.json"), o);
+  TGraph g = buildDecodeGraph(loadInputConfig("qwen3-tiny.json"), o);
   size_t embed = 0;
   for (const Task &t : g.tasks)
     embed += g.ops[t.op].kind == OpKind::Embedding;

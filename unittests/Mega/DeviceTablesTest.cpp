@@ -1,6 +1,7 @@
 //===- DeviceTablesTest.cpp - lowering a linear tGraph to device tables ---===//
 
 #include "tawa/Mega/DeviceTables.h"
+#include "TestInputs.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/Passes.h"
 #include "tawa/Mega/TextFormat.h"
@@ -18,15 +19,12 @@ using namespace tawa::mega;
 namespace {
 
 TGraph plannedTiny(int64_t batch) {
-  ModelConfig c;
-  std::string error;
-  EXPECT_TRUE(loadModelConfig(
-      std::string(TAWA_MEGA_INPUTS) + "/qwen3-tiny.json", c, error))
-      << error;
+  ModelConfig c = loadInputConfig("qwen3-tiny.json");
   PlanOptions o;
   o.batch = batch;
   o.maxSeq = 600;
   TGraph g = buildDecodeGraph(c, o);
+  std::string error;
   for (const PassInfo *pass : planPipeline())
     EXPECT_TRUE(pass->run(g, error)) << error;
   return g;

@@ -1,6 +1,7 @@
 //===- PassesTest.cpp - the passes preserve the task order ----------------===//
 
 #include "tawa/Mega/Passes.h"
+#include "TestInputs.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/Simulator.h"
 #include "tawa/Mega/TextFormat.h"
@@ -20,11 +21,7 @@ namespace {
 
 TGraph tinyGraph(int64_t batch = 2, int64_t maxSeq = 512,
                  const char *model = "qwen3-tiny.json") {
-  ModelConfig c;
-  std::string error;
-  EXPECT_TRUE(
-      loadModelConfig(std::string(TAWA_MEGA_INPUTS) + "/" + model, c, error))
-      << error;
+  ModelConfig c = loadInputConfig(model);
   PlanOptions o;
   o.batch = batch;
   o.maxSeq = maxSeq;

@@ -1,6 +1,7 @@
 //===- SimulatorTest.cpp - the CPU simulation finds broken graphs ---------===//
 
 #include "tawa/Mega/Simulator.h"
+#include "TestInputs.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/Passes.h"
 #include "tawa/Mega/TextFormat.h"
@@ -14,15 +15,12 @@ using namespace tawa::mega;
 namespace {
 
 TGraph planned(int64_t batch, size_t passes = 99) {
-  ModelConfig c;
-  std::string error;
-  EXPECT_TRUE(loadModelConfig(
-      std::string(TAWA_MEGA_INPUTS) + "/qwen3-tiny.json", c, error))
-      << error;
+  ModelConfig c = loadInputConfig("qwen3-tiny.json");
   PlanOptions o;
   o.batch = batch;
   o.maxSeq = 600;
   TGraph g = buildDecodeGraph(c, o);
+  std::string error;
   std::vector<const PassInfo *> pipeline = planPipeline();
   for (size_t i = 0; i < pipeline.size() && i < passes; ++i)
     EXPECT_TRUE(pipeline[i]->run(g, error)) << error;

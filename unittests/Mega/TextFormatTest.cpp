@@ -1,6 +1,7 @@
 //===- TextFormatTest.cpp - print, parse, verify --------------------------===//
 
 #include "tawa/Mega/TextFormat.h"
+#include "TestInputs.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/Passes.h"
 #include "tawa/Mega/Verifier.h"
@@ -12,11 +13,7 @@ using namespace tawa::mega;
 namespace {
 
 TGraph tinyGraph() {
-  ModelConfig c;
-  std::string error;
-  EXPECT_TRUE(loadModelConfig(
-      std::string(TAWA_MEGA_INPUTS) + "/qwen3-tiny.json", c, error))
-      << error;
+  ModelConfig c = loadInputConfig("qwen3-tiny.json");
   PlanOptions o;
   o.batch = 3;
   o.maxSeq = 700;
