@@ -50,30 +50,45 @@ constexpr uint32_t kNoBuffer = 0xFFFFFFFFu;
 /// batches are split into row tiles by the graph).
 constexpr int kMaxTileRows = 64;
 
-/// Dynamic shared memory the task functions may use (the kernel allocates
-/// more, so that one CTA fills an SM).
-constexpr int32_t kTaskSmemBytes = 192 * 1024;
-/// Shared memory of a linear tile kept for row scales and its barriers.
-constexpr int32_t kLinearSmemReserve = 1024;
-/// Shared memory a linear tile keeps at least for its weight ring.
-constexpr int32_t kLinearRingMin = 64 * 1024;
+/// Dynamic shared memory the task functions may use (one CTA per SM).
+constexpr int32_t kTaskSmemBytes = 224 * 1024;
+/// The top of it is the weight ring of the linear task (plus its barriers,
+/// kLinearRingBarrierBytes below the ring): a worker fills the ring with the
+/// first stages of its next linear task while it waits for that task's
+/// inputs, and may meanwhile run just-in-time tasks (attention, merge), so
+/// every task other than the linear keeps below kTaskLowSmemBytes.
+constexpr int32_t kLinearRingBytes = 8 * 16 * (512 + 32) * 2;
+constexpr int32_t kLinearRingBarrierBytes = 512;
+constexpr int32_t kTaskLowSmemBytes =
+    kTaskSmemBytes - kLinearRingBytes - kLinearRingBarrierBytes;
+/// Shared memory of a linear tile kept for its row scales, at the bottom.
+constexpr int32_t kLinearSmemReserve = 512;
 
 TAWA_MEGA_HD inline int32_t alignUp128(int32_t n) {
   return (n + 127) / 128 * 128;
 }
 
+/// Elements between the staged input rows of a linear tile whose pass is
+/// `klen` wide: klen rounded up to 32, plus 32 when that is a multiple of 64,
+/// so that the rows g and g + 1 that one 8-lane phase of the tensor-core
+/// operand loads reads fall in opposite halves of the shared-memory banks.
+TAWA_MEGA_HD inline int32_t linearInputPitch(int32_t klen) {
+  const int32_t k32 = (klen + 31) / 32 * 32;
+  return k32 % 64 == 0 ? k32 + 32 : k32;
+}
+
 /// The K extent a linear tile of `rows` rows and `vcols` weight rows stages
-/// per pass: all of K when the bf16 input rows fit next to the float
-/// accumulator ([rows][vcols]) and the weight ring, else the widest
-/// multiple of 256 that does. 0 when no pass fits (the binding rejects such
-/// a tile).
+/// per pass: all of K when the bf16 input rows ([rows][linearInputPitch])
+/// fit next to the float accumulator ([rows][vcols]) below the weight ring,
+/// else the widest multiple of 256 that does. 0 when no pass fits (the
+/// binding rejects such a tile).
 TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
                                         int32_t k) {
-  const int32_t room = kTaskSmemBytes - kLinearSmemReserve - kLinearRingMin -
+  const int32_t room = kTaskLowSmemBytes - kLinearSmemReserve -
                        alignUp128(rows * vcols * 4);
-  if (room >= alignUp128(rows * k * 2))
+  if (room >= alignUp128(rows * linearInputPitch(k) * 2))
     return k;
-  const int32_t kc = room > 0 ? room / (rows * 2) / 256 * 256 : 0;
+  const int32_t kc = room > 0 ? (room / (rows * 2) - 32) / 256 * 256 : 0;
   return kc >= 256 ? kc : 0;
 }
 

@@ -4,6 +4,7 @@
 #include "tawa/device/fragment.cuh"
 #include "tawa/device/math.cuh"
 #include "tawa/device/mbarrier.cuh"
+#include "tawa/device/mma.cuh"
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tensormap.cuh"
 #include "tawa/device/tma.cuh"

@@ -68,6 +68,13 @@ __device__ __forceinline__ void fenceProxyAsyncShared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+/// Orders global memory this thread observed through the generic proxy
+/// (writes of other CTAs, made visible by an acquire and a barrier) before
+/// its later async-proxy reads of it (a bulk copy of an activation).
+__device__ __forceinline__ void fenceProxyAsyncGlobal() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
 /// Shared-memory address (32-bit, shared window) of a generic pointer.
 __device__ __forceinline__ uint32_t smemAddr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

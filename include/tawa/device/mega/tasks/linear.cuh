@@ -11,6 +11,7 @@
 // before the residual is added.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
+#include "tawa/device/mma.cuh"
 #include "tawa/device/tma.cuh"
 
 namespace tawa::device::mega {
@@ -67,49 +68,53 @@ struct LinearTile {
 #define TAWA_MEGA_LINEAR_SLOTS 2
 #endif
 constexpr int kLinearSlots = TAWA_MEGA_LINEAR_SLOTS;
+/// Weight rows of a stage: the M of the tensor-core product.
+constexpr int kStageRows = 16;
 
-/// How a K pass of a tile is cut into ring stages: a stage is `rowsPer`
-/// consecutive weight rows over the pass's K range, or, when one row does
-/// not fit a slot, one row's `pieceElems`-element piece.
+/// How a K pass of a tile is cut into ring stages: the weight rows form
+/// blocks of 16 (the last may be short), K is cut into `pieces` of
+/// `pieceElems` (a multiple of 32); stage i is piece i % pieces of block
+/// i / pieces. A stage's rows sit `pitch` elements apart in its slot: a
+/// pitch of 32 mod 64 elements puts rows g and g + 1 in opposite halves of
+/// the banks, so the 16-byte operand loads of one 8-lane phase do not
+/// conflict.
 struct StagePlan {
-  int rowsPer, pieces, pieceElems, count;
+  int blocks, pieces, pieceElems, pitch, count;
 
   __device__ StagePlan(int vcols, int klen, int slotBytes) {
-    if (klen * 2 <= slotBytes) {
-      rowsPer = slotBytes / (klen * 2);
-      pieces = 1;
-      pieceElems = klen;
-    } else {
-      rowsPer = 1;
-      pieceElems = slotBytes / 2;
-      pieces = (klen + pieceElems - 1) / pieceElems;
-    }
-    count = (vcols + rowsPer - 1) / rowsPer * pieces;
+    blocks = (vcols + kStageRows - 1) / kStageRows;
+    const int maxPiece = (slotBytes / (kStageRows * 2) - 32) / 32 * 32;
+    const int k32 = (klen + 31) / 32 * 32;
+    pieces = (k32 + maxPiece - 1) / maxPiece;
+    pieceElems = ((k32 + pieces - 1) / pieces + 31) / 32 * 32;
+    pitch = pieceElems % 64 == 0 ? pieceElems + 32 : pieceElems;
+    count = blocks * pieces;
   }
 };
 
-/// Lane 0 of a warp: the bulk copies of stage `i` into `slot`, completing on
-/// `bar`.
+/// One warp: the bulk copies of stage `i` into `slot`, completing on `bar`
+/// (lane 0 arms the barrier, lane r copies weight row r of the block).
 __device__ inline void issueStage(const LinearTile &t, const StagePlan &sp,
                                   int i, int k0, int klen, bf16 *slot,
                                   MBarrier *bar) {
-  const int v0 = (i / sp.pieces) * sp.rowsPer;
-  const int nr = min(sp.rowsPer, t.vcols - v0);
+  const int lane = threadIdx.x % 32;
+  const int v0 = (i / sp.pieces) * kStageRows;
+  const int nr = min(kStageRows, t.vcols - v0);
   const int ks = (i % sp.pieces) * sp.pieceElems;
   const int kl = min(sp.pieceElems, klen - ks);
-  mbarrierArriveExpectTx(bar, uint32_t(nr * kl * 2));
-  for (int r = 0; r < nr; ++r)
-    bulkLoad(slot + r * kl, t.weightRow(v0 + r) + k0 + ks, uint32_t(kl * 2),
-             bar);
+  if (lane == 0)
+    mbarrierArriveExpectTx(bar, uint32_t(nr * kl * 2));
+  __syncwarp();
+  if (lane < nr)
+    bulkLoad(slot + lane * sp.pitch, t.weightRow(v0 + lane) + k0 + ks,
+             uint32_t(kl * 2), bar);
 }
 
-/// Lane 0 of each warp: the first stages of a K pass, one per ring slot.
+/// Each warp: the first stages of a K pass, one per ring slot.
 __device__ inline void issueFirstStages(const LinearTile &t, int k0, int klen,
                                         bf16 *ring, int slotBytes,
                                         MBarrier *bars) {
   const int warp = threadIdx.x / 32;
-  if (threadIdx.x % 32 != 0)
-    return;
   const StagePlan sp(t.vcols, klen, slotBytes);
   const int slotElems = slotBytes / 2;
   for (int m = 0; m < kLinearSlots; ++m) {
@@ -121,21 +126,60 @@ __device__ inline void issueFirstStages(const LinearTile &t, int k0, int klen,
   }
 }
 
-/// One K pass [k0, k0 + klen) of the tile: warp w takes stages w, w + warps,
-/// ...; for each weight row of a stage, every group of RB input rows is one
-/// dot product per row (lanes take 8 elements at a time, U such steps in
-/// flight, then a warp sum), added into accS[row][vcol] (a row may be split
-/// over pieces and warps). `parity` holds the warp's slot phases across
-/// passes.
-template <int RB, int U>
+/// 16 bytes of shared memory, or zeros where `in` is false.
+__device__ __forceinline__ uint4 loadOrZero(const bf16 *p, bool in) {
+  return in ? *reinterpret_cast<const uint4 *>(p) : make_uint4(0, 0, 0, 0);
+}
+
+/// One K pass [k0, k0 + klen) of the tile on the tensor cores: warp w takes
+/// stages w, w + warps, ...; a stage's 16 weight rows times the tile's
+/// input rows (NB blocks of 8) is a run of m16n8k16 products. K is
+/// permuted the same way in both operands, which a dot product allows: lane
+/// (g, t) loads 8 consecutive elements of weight rows g and g + 8 and of
+/// input row g, and its first product takes elements 0–3, its second 4–7,
+/// so every operand is one 16-byte load and no ldmatrix is needed. U such
+/// 32-element steps are in flight, into two accumulators. A warp's sums
+/// go to the float accumulator accS[row][vcol] (atomically: a block's
+/// pieces may be on several warps) when its stages move to another block.
+/// `parity` holds the warp's slot phases across passes.
+template <int NB, int U>
 __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
                              int k0, int klen, float *accS, bf16 *ring,
                              int slotBytes, MBarrier *bars, uint32_t &parity) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, tq = lane % 4;
   const StagePlan sp(t.vcols, klen, slotBytes);
   const int slotElems = slotBytes / 2;
   bf16 *mySlots = ring + warp * kLinearSlots * slotElems;
   MBarrier *myBars = bars + warp * kLinearSlots;
+  bool xin[NB];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+    xin[nb] = nb * 8 + g < t.rows;
+  float acc[2][NB][4];
+  auto clear = [&] {
+#pragma unroll
+    for (int a = 0; a < 2; ++a)
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          acc[a][nb][j] = 0.f;
+  };
+  // D[m][n] of product nb: lane (g, t) holds m = g, g + 8 and n = 2t, 2t + 1.
+  auto flush = [&](int block) {
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int v = block * kStageRows + g + (j / 2) * 8;
+        const int r = nb * 8 + 2 * tq + j % 2;
+        if (v < t.vcols && r < t.rows)
+          atomicAdd(&accS[r * t.vcols + v], acc[0][nb][j] + acc[1][nb][j]);
+      }
+  };
+  clear();
+  int held = -1;
   // The pass's first stages were issued before its input rows were staged
   // (issueFirstStages).
   for (int m = 0;; ++m) {
@@ -143,179 +187,234 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
     if (i >= sp.count)
       break;
     const int s = m % kLinearSlots;
-    mbarrierWait(myBars + s, (parity >> s) & 1);
-    parity ^= 1u << s;
-    const bf16 *w = mySlots + s * slotElems;
-    const int v0 = (i / sp.pieces) * sp.rowsPer;
-    const int nr = min(sp.rowsPer, t.vcols - v0);
+    const int block = i / sp.pieces;
+    if (block != held) {
+      if (held >= 0) {
+        flush(held);
+        clear();
+      }
+      held = block;
+    }
+    const int nr = min(kStageRows, t.vcols - block * kStageRows);
     const int ks = (i % sp.pieces) * sp.pieceElems;
     const int kl = min(sp.pieceElems, klen - ks);
-    for (int r = 0; r < nr; ++r) {
-      const bf16 *wr = w + r * kl;
-      for (int rb = 0; rb < t.rows; rb += RB) {
-        // U steps at a time, each into its own accumulators: one warp per
-        // scheduler has no other warp to hide shared-memory latency and
-        // dependent FMAs behind.
-        float acc[U][RB];
+    const bf16 *w = mySlots + s * slotElems;
+    const bf16 *wLo = w + g * sp.pitch, *wHi = w + (g + 8) * sp.pitch;
+    const bool lo = g < nr, hi = g + 8 < nr;
+    mbarrierWait(myBars + s, (parity >> s) & 1);
+    parity ^= 1u << s;
+    // The trip count is the warp's: mma.sync needs every lane.
+    for (int c = 0; c < kl; c += 32 * U) {
+      uint4 a[U][2], b[U][NB];
 #pragma unroll
-        for (int u = 0; u < U; ++u)
+      for (int u = 0; u < U; ++u) {
+        const int kk = c + 32 * u + tq * 8;
+        const bool in = kk < kl;
+        a[u][0] = loadOrZero(wLo + kk, in && lo);
+        a[u][1] = loadOrZero(wHi + kk, in && hi);
 #pragma unroll
-          for (int b = 0; b < RB; ++b)
-            acc[u][b] = 0.f;
-        for (int e0 = lane * 8; e0 < kl; e0 += 256 * U) {
-          uint4 wv[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-            if (e0 + 256 * u < kl)
-              wv[u] = *reinterpret_cast<const uint4 *>(wr + e0 + 256 * u);
-#pragma unroll
-          for (int u = 0; u < U; ++u) {
-            if (e0 + 256 * u < kl) {
-              float wf[8];
-              unpack8(wv[u], wf);
-#pragma unroll
-              for (int b = 0; b < RB; ++b) {
-                if (rb + b < t.rows) {
-                  float xf[8];
-                  unpack8(*reinterpret_cast<const uint4 *>(xs + (rb + b) * ldx +
-                                                           ks + e0 + 256 * u),
-                          xf);
-#pragma unroll
-                  for (int q = 0; q < 8; ++q)
-                    acc[u][b] = fmaf(wf[q], xf[q], acc[u][b]);
-                }
-              }
-            }
-          }
-        }
-#pragma unroll
-        for (int b = 0; b < RB; ++b) {
-          float part = acc[0][b];
-#pragma unroll
-          for (int u = 1; u < U; ++u)
-            part += acc[u][b];
-          const float sum = warpSum(part);
-          if (lane == 0 && rb + b < t.rows)
-            atomicAdd(&accS[(rb + b) * t.vcols + v0 + r], sum);
-        }
+        for (int nb = 0; nb < NB; ++nb)
+          b[u][nb] = loadOrZero(xs + (nb * 8 + g) * ldx + ks + kk,
+                                in && xin[nb]);
       }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+          mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].x, a[u][1].x, a[u][0].y,
+                          a[u][1].y, b[u][nb].x, b[u][nb].y);
+          mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].z, a[u][1].z, a[u][0].w,
+                          a[u][1].w, b[u][nb].z, b[u][nb].w);
+        }
     }
-    // Every lane has read the slot before lane 0 refills it.
+    // Every lane has read the slot before it is refilled.
     __syncwarp();
     const int next = i + kLinearSlots * kTaskWarps;
-    if (lane == 0 && next < sp.count)
+    if (next < sp.count)
       issueStage(t, sp, next, k0, klen, mySlots + s * slotElems, myBars + s);
   }
+  if (held >= 0)
+    flush(held);
 }
 
-__device__ inline void linearTask(const LinearParams &p, void *const *buffers,
-                                  uint32_t tile) {
-  const int mt = tile / p.colTiles, nt = tile % p.colTiles;
-  LinearTile t{p, buffers, 0, 0, 0, 0, 0};
-  t.row0 = mt * p.tileM;
-  t.rows = min(p.tileM, p.m - t.row0);
-  t.col0 = nt * p.tileN;
-  t.cols = min(p.tileN, p.n - t.col0);
-  t.vcols = p.paired ? 2 * t.cols : t.cols;
-  const int kc =
-      tawa::mega::linearChunk(p.tileM, p.paired ? 2 * p.tileN : p.tileN, p.k);
+/// Where a linear tile's data sits in shared memory: row scales, the float
+/// accumulator and the staged input rows at the bottom (below
+/// kTaskLowSmemBytes); the ring's barriers and the weight ring (2 slots per
+/// warp) at the top, where they may be filled before the task runs
+/// (linearPrefetch).
+struct LinearSmem {
+  LinearTile t;
+  int kc, ldx, slotBytes;
+  float *rowScale, *accS;
+  bf16 *xs, *ring;
+  MBarrier *bars, *inBar;
 
-  // Shared memory: row scales and the ring's barriers in the reserve, then
-  // the float accumulator, the staged input rows and the weight ring (what
-  // is left, as 2 slots per warp).
-  unsigned char *smem = taskSmem();
-  float *rowScale = reinterpret_cast<float *>(smem);
-  MBarrier *bars = reinterpret_cast<MBarrier *>(smem + 512);
-  float *accS =
-      reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve);
-  bf16 *xs =
-      reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(accS) +
-                               tawa::mega::alignUp128(t.rows * t.vcols * 4));
-  bf16 *ring =
-      reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(xs) +
-                               tawa::mega::alignUp128(t.rows * kc * 2));
-  const int ringBytes = tawa::mega::kTaskSmemBytes -
-                        int(reinterpret_cast<unsigned char *>(ring) - smem);
-  const int slotBytes =
-      min(32 * 1024 / kLinearSlots,
-          ringBytes / (kTaskWarps * kLinearSlots) / 128 * 128);
-  // The weights do not depend on the input: their first stages are in
-  // flight while the input rows are normalized and staged.
+  __device__ LinearSmem(const LinearParams &p, void *const *buffers,
+                        uint32_t tile)
+      : t{p, buffers, 0, 0, 0, 0, 0} {
+    const int mt = tile / p.colTiles, nt = tile % p.colTiles;
+    t.row0 = mt * p.tileM;
+    t.rows = min(p.tileM, p.m - t.row0);
+    t.col0 = nt * p.tileN;
+    t.cols = min(p.tileN, p.n - t.col0);
+    t.vcols = p.paired ? 2 * t.cols : t.cols;
+    kc = tawa::mega::linearChunk(p.tileM, p.paired ? 2 * p.tileN : p.tileN,
+                                 p.k);
+    ldx = tawa::mega::linearInputPitch(kc);
+    unsigned char *smem = taskSmem();
+    rowScale = reinterpret_cast<float *>(smem);
+    accS = reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve);
+    xs = reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(accS) +
+                                  tawa::mega::alignUp128(t.rows * t.vcols * 4));
+    bars = reinterpret_cast<MBarrier *>(smem + tawa::mega::kTaskLowSmemBytes);
+    inBar = bars + kTaskWarps * kLinearSlots;
+    ring = reinterpret_cast<bf16 *>(smem + tawa::mega::kTaskLowSmemBytes +
+                                    tawa::mega::kLinearRingBarrierBytes);
+    // A slot holds 16 weight rows of a piece of at most 512 elements, padded.
+    slotBytes =
+        tawa::mega::kLinearRingBytes / (kTaskWarps * kLinearSlots) / 128 * 128;
+  }
+};
+
+static_assert((kTaskWarps * kLinearSlots + 1) * sizeof(MBarrier) <=
+                  size_t(tawa::mega::kLinearRingBarrierBytes),
+              "the linear ring's barriers fit their reserve");
+
+/// The whole CTA: arms the ring's barriers and issues the first weight
+/// stages of the tile's first pass. The weights do not depend on the task's
+/// inputs, so the worker calls this as soon as it knows its next task, and
+/// the copies are in flight while it waits for the inputs (and runs
+/// just-in-time tasks, which keep below the ring).
+__device__ inline void linearPrefetch(const LinearParams &p,
+                                      void *const *buffers, uint32_t tile) {
+  const LinearSmem m(p, buffers, tile);
   if (threadIdx.x == 0) {
-    for (int b = 0; b < kTaskWarps * kLinearSlots; ++b)
-      mbarrierInit(bars + b, 1);
+    for (int b = 0; b <= kTaskWarps * kLinearSlots; ++b)
+      mbarrierInit(m.bars + b, 1);
     fenceMBarrierInit();
   }
   __syncthreads();
-  issueFirstStages(t, 0, min(kc, p.k), ring, slotBytes, bars);
+  issueFirstStages(m.t, 0, min(m.kc, p.k), m.ring, m.slotBytes, m.bars);
+}
+
+/// `prefetched`: linearPrefetch ran for this tile since the previous task
+/// of this kind ended.
+__device__ inline void linearTask(const LinearParams &p, void *const *buffers,
+                                  uint32_t tile, bool prefetched) {
+  if (!prefetched)
+    linearPrefetch(p, buffers, tile);
+  const LinearSmem m(p, buffers, tile);
+  const LinearTile &t = m.t;
+  const int kc = m.kc, ldx = m.ldx, slotBytes = m.slotBytes;
+  float *rowScale = m.rowScale, *accS = m.accS;
+  bf16 *xs = m.xs, *ring = m.ring;
+  MBarrier *bars = m.bars, *inBar = m.inBar;
+  // The input rows of a pass are bulk-copied too (completing on `inBar`),
+  // all at once, while the weights' first stages are in flight.
   for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
     accS[i] = 0.f;
   const bf16 *x = bufferAt<const bf16>(buffers, p.in);
   const bool norm = p.normWeight != tawa::mega::kNoBuffer;
-  const int lane = threadIdx.x % 32;
+  const bool onePass = kc >= p.k;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Sum of squares of each whole row (the reference's RMS, in float). With
+  // one pass it is taken from the staged rows below; otherwise from global
+  // memory here: warps take (row, part) pairs so that a small batch still
+  // uses every warp, each lane keeps several loads in flight.
   if (norm) {
-    // Sum of squares of each whole row (the reference's RMS, in float), all
-    // threads over each row.
     for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
       rowScale[r] = 0.f;
     __syncthreads();
-    for (int r = 0; r < t.rows; ++r) {
-      const bf16 *row = x + size_t(t.row0 + r) * p.k;
-      float s = 0.f;
-#pragma unroll 4
-      for (int j = threadIdx.x * 8; j < p.k; j += kTaskThreads * 8) {
-        float f[8];
-        unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
+    if (!onePass) {
+      const int parts = max(1, kTaskWarps / t.rows);
+      for (int it = warp; it < t.rows * parts; it += kTaskWarps) {
+        const int r = it / parts, part = it % parts;
+        const bf16 *row = x + size_t(t.row0 + r) * p.k;
+        float s = 0.f;
+#pragma unroll 8
+        for (int j = (part * 32 + lane) * 8; j < p.k; j += parts * 256) {
+          float f[8];
+          unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-          s = fmaf(f[i], f[i], s);
+          for (int e = 0; e < 8; ++e)
+            s = fmaf(f[e], f[e], s);
+        }
+        s = warpSum(s);
+        if (lane == 0)
+          atomicAdd(&rowScale[r], s);
       }
-      s = warpSum(s);
-      if (lane == 0)
-        atomicAdd(&rowScale[r], s);
     }
-    __syncthreads();
-    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
-      rowScale[r] = rsqrtf(rowScale[r] / float(p.k) + p.eps);
   }
   const bf16 *nw = norm ? bufferAt<const bf16>(buffers, p.normWeight) : nullptr;
   uint32_t parity = 0;
-  for (int k0 = 0; k0 < p.k; k0 += kc) {
+  for (int k0 = 0, pass = 0; k0 < p.k; k0 += kc, ++pass) {
     const int klen = min(kc, p.k - k0);
     const int vecs = klen / 8;
     // Row scales, barriers and the accumulator are ready; the previous
     // pass's input rows are consumed.
     __syncthreads();
+    if (threadIdx.x == 0) {
+      // The rows were written by other CTAs (made visible to this CTA by
+      // the runtime's acquire and barrier); the copy reads them through the
+      // async proxy.
+      fenceProxyAsyncGlobal();
+      mbarrierArriveExpectTx(inBar, uint32_t(t.rows * klen * 2));
+      for (int r = 0; r < t.rows; ++r)
+        bulkLoad(xs + r * ldx, x + size_t(t.row0 + r) * p.k + k0,
+                 uint32_t(klen * 2), inBar);
+    }
     if (k0 > 0)
       issueFirstStages(t, k0, klen, ring, slotBytes, bars);
-    for (int i = threadIdx.x; i < t.rows * vecs; i += kTaskThreads) {
-      const int r = i / vecs, j = k0 + (i % vecs) * 8;
-      uint4 v =
-          *reinterpret_cast<const uint4 *>(x + size_t(t.row0 + r) * p.k + j);
-      if (norm) {
-        float f[8], w[8];
-        unpack8(v, f);
-        unpack8(loadWeight16(nw + j), w);
-        __align__(16) bf16 o[8];
+    mbarrierWait(inBar, pass & 1);
+    if (norm) {
+      if (onePass) {
+        const int parts = max(1, kTaskWarps / t.rows);
+        for (int it = warp; it < t.rows * parts; it += kTaskWarps) {
+          const int r = it / parts, part = it % parts;
+          float s = 0.f;
+          for (int j = (part * 32 + lane) * 8; j < klen; j += parts * 256) {
+            float f[8];
+            unpack8(*reinterpret_cast<const uint4 *>(xs + r * ldx + j), f);
 #pragma unroll
-        for (int e = 0; e < 8; ++e)
-          o[e] = toBf16(w[e] * roundBf16(f[e] * rowScale[r]));
-        v = *reinterpret_cast<const uint4 *>(o);
+            for (int e = 0; e < 8; ++e)
+              s = fmaf(f[e], f[e], s);
+          }
+          s = warpSum(s);
+          if (lane == 0)
+            atomicAdd(&rowScale[r], s);
+        }
       }
-      *reinterpret_cast<uint4 *>(xs + r * klen + (j - k0)) = v;
+      __syncthreads();
+      // bf16(w · bf16(x · rs)), in place: a thread loads its 8 norm weights
+      // once for every row.
+      for (int jv = threadIdx.x; jv < vecs; jv += kTaskThreads) {
+        float w[8];
+        unpack8(loadWeight16(nw + k0 + jv * 8), w);
+        for (int r = 0; r < t.rows; ++r) {
+          const float rs = rsqrtf(rowScale[r] / float(p.k) + p.eps);
+          uint4 *at = reinterpret_cast<uint4 *>(xs + r * ldx + jv * 8);
+          float f[8];
+          unpack8(*at, f);
+          __align__(16) bf16 o[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            o[e] = toBf16(w[e] * roundBf16(f[e] * rs));
+          *at = *reinterpret_cast<const uint4 *>(o);
+        }
+      }
+      __syncthreads();
     }
-    __syncthreads();
-    if (t.rows <= 1)
-      linearStream<1, 4>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+    if (t.rows <= 8)
+      linearStream<1, 4>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
                          parity);
-    else if (t.rows <= 2)
-      linearStream<2, 4>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+    else if (t.rows <= 16)
+      linearStream<2, 4>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
                          parity);
-    else if (t.rows <= 4)
-      linearStream<4, 2>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+    else if (t.rows <= 32)
+      linearStream<4, 2>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
                          parity);
     else
-      linearStream<8, 1>(t, xs, klen, k0, klen, accS, ring, slotBytes, bars,
+      linearStream<8, 1>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
                          parity);
   }
   __syncthreads();
@@ -323,7 +422,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     t.store(i / t.vcols, i % t.vcols, accS[i]);
   // Every wait is over: the barriers' memory goes back to the next task.
   if (threadIdx.x == 0)
-    for (int b = 0; b < kTaskWarps * kLinearSlots; ++b)
+    for (int b = 0; b <= kTaskWarps * kLinearSlots; ++b)
       mbarrierInval(bars + b);
 }
 
