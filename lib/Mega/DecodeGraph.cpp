@@ -79,11 +79,24 @@ private:
   /// tile reads whole input rows (the reduction dimension is not split) and
   /// writes `writeBox(rows, cols)`; `extraReads` adds reads per tile (the
   /// residual's tile).
+  /// With `align` > 0 the width divides `align` or is a multiple of it, so
+  /// that no tile straddles two consumer tiles of `align` columns (a tile
+  /// that did would trigger two events, and normalization would add empty
+  /// tasks). Returns the width.
   template <typename WriteFn, typename ExtraFn>
-  void linearTiles(int opId, int in, int64_t k, int64_t columns,
-                   WriteFn writeBox, ExtraFn extraReads) {
+  int64_t linearTiles(int opId, int in, int64_t k, int64_t columns,
+                      WriteFn writeBox, ExtraFn extraReads,
+                      int64_t align = 0) {
     int64_t rowTiles = ceilDiv(o.batch, kRowTile);
-    int64_t width = chooseTileWidth(columns, rowTiles, o.sms);
+    int64_t width =
+        chooseTileWidth(columns, rowTiles, o.sms, kLinearColumnGranule);
+    if (align > 0 && width < columns && align % width != 0 &&
+        width % align != 0) {
+      int64_t w = width;
+      while (w < align && align % w != 0)
+        w += kLinearColumnGranule;
+      width = w < align ? w : roundUp(width, align);
+    }
     int64_t colTiles = ceilDiv(columns, width);
     Operator &opRef = g.ops[opId];
     opRef.attrs.insert(opRef.attrs.begin(),
@@ -102,6 +115,7 @@ private:
         task(opId, mt * colTiles + nt, std::move(reads),
              {writeBox(rows, cols)});
       }
+    return width;
   }
 };
 
@@ -131,7 +145,7 @@ TGraph Builder::build() {
   }
 
   const int64_t chunks = chooseKvChunks(S, B, nKV, o.sms);
-  const int64_t chunkLen = roundUp(ceilDiv(S, chunks), kColumnGranule);
+  const int64_t chunkLen = roundUp(ceilDiv(S, chunks), kKvChunkGranule);
   for (int64_t l = 0; l < c.numLayers; ++l) {
     const std::string p = "l" + num(l) + ".";
     const int layer = static_cast<int>(l);
@@ -140,12 +154,14 @@ TGraph Builder::build() {
     const int64_t qkvCols = (nH + 2 * nKV) * D;
     int qkv = tensor(p + "qkv", {B, qkvCols});
     int qkvOp = op(p + "qkv", OpKind::RmsNormLinear, layer, {{"eps", eps}});
+    // Tiles align with heads: each q/k norm + RoPE task and each KV append
+    // reads whole tiles.
     linearTiles(
         qkvOp, x, H, qkvCols,
         [&](Interval r, Interval cl) {
           return box(qkv, {r, cl});
         },
-        noExtra);
+        noExtra, D);
 
     // Per-head q/k RMSNorm (Qwen3) and RoPE: one task per head, all rows.
     int q = tensor(p + "q", {B, nH * D});
@@ -255,7 +271,7 @@ TGraph Builder::build() {
     // the SiLU-mul tile of those columns reads one producer tile.
     int gateUp = tensor(p + "gate_up", {B, 2, I});
     int guOp = op(p + "gate_up", OpKind::RmsNormLinear, layer, {{"eps", eps}});
-    linearTiles(
+    const int64_t guWidth = linearTiles(
         guOp, mid, H, I,
         [&](Interval r, Interval cl) {
           return box(gateUp, {r, {0, 2}, cl});
@@ -264,8 +280,9 @@ TGraph Builder::build() {
     int act = tensor(p + "act", {B, I});
     int siluOp = op(p + "silu_mul", OpKind::SiluMul, layer, {});
     {
+      // The gate/up tiles' width: each SiLU-mul tile reads one of them.
       int64_t rowTiles = ceilDiv(B, kRowTile);
-      int64_t width = chooseTileWidth(I, rowTiles, o.sms);
+      int64_t width = guWidth;
       g.ops[siluOp].attrs.push_back({"tile_n", num(width)});
       int64_t colTiles = ceilDiv(I, width);
       for (int64_t mt = 0; mt < rowTiles; ++mt)
@@ -311,13 +328,14 @@ TGraph Builder::build() {
 
 } // namespace
 
-int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms) {
-  if (columns <= kColumnGranule)
+int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms,
+                        int64_t granule) {
+  if (columns <= granule)
     return columns;
   int64_t tilesWanted =
       std::max<int64_t>(1, sms / std::max<int64_t>(1, rowTiles));
-  int64_t width = roundUp(ceilDiv(columns, tilesWanted), kColumnGranule);
-  return std::min(width, roundUp(columns, kColumnGranule));
+  int64_t width = roundUp(ceilDiv(columns, tilesWanted), granule);
+  return std::min(width, roundUp(columns, granule));
 }
 
 int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads,
@@ -325,9 +343,9 @@ int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads,
   int64_t maxChunks = std::max<int64_t>(1, maxSeq / kMinKvChunk);
   int64_t wanted = ceilDiv(sms, std::max<int64_t>(1, batch * kvHeads));
   int64_t chunks = std::max<int64_t>(1, std::min(wanted, maxChunks));
-  // Chunks are whole multiples of kColumnGranule positions; recount after
+  // Chunks are whole multiples of kKvChunkGranule positions; recount after
   // rounding so that no chunk is empty.
-  int64_t len = roundUp(ceilDiv(maxSeq, chunks), kColumnGranule);
+  int64_t len = roundUp(ceilDiv(maxSeq, chunks), kKvChunkGranule);
   return ceilDiv(maxSeq, len);
 }
 

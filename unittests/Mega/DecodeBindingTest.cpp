@@ -120,8 +120,8 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   EXPECT_EQ(p.group, 2);
   EXPECT_FLOAT_EQ(p.scale, 1.0f / std::sqrt(128.0f));
 
-  o.batch = 4; // chunks are at least 256 positions: no split
-  o.maxSeq = 256;
+  o.batch = 4; // chunks are at least 64 positions: no split
+  o.maxSeq = 64;
   b = bind(c, o, g);
   opNamed(g, "l0.attention", i);
   p = paramsAs<DecodeAttentionParams>(b.params[i]);

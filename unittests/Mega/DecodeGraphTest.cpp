@@ -92,12 +92,28 @@ TEST(Tiling, ColumnTilesAreMultiplesOf64AndFitTheSMs) {
           << n << " columns, " << sms << " SMs";
 }
 
+TEST(Tiling, LinearTilesAreMultiplesOf16AndFitTheWorkers) {
+  // 128 workers (132 SMs less 4 scheduler CTAs), as the runtime plans.
+  EXPECT_EQ(chooseTileWidth(4096, 1, 128, kLinearColumnGranule), 32);
+  EXPECT_EQ(chooseTileWidth(6144, 1, 128, kLinearColumnGranule), 48);
+  EXPECT_EQ(chooseTileWidth(12288, 1, 128, kLinearColumnGranule), 96);
+  EXPECT_EQ(chooseTileWidth(151936, 1, 128, kLinearColumnGranule), 1200);
+  EXPECT_EQ(chooseTileWidth(1024, 1, 128, kLinearColumnGranule), 16);
+  for (int64_t n : {100, 1000, 4096, 151936})
+    for (int sms : {1, 7, 128})
+      EXPECT_LE((n + chooseTileWidth(n, 1, sms, kLinearColumnGranule) - 1) /
+                    chooseTileWidth(n, 1, sms, kLinearColumnGranule),
+                std::max<int64_t>(sms, 1))
+          << n << " columns, " << sms << " workers";
+}
+
 TEST(Tiling, AttentionSplitsTheSequenceOnlyWhenRowsAreFew) {
   EXPECT_EQ(chooseKvChunks(4096, 1, 8, 132), 16); // 8 rows: 16 chunks of 256
   EXPECT_EQ(chooseKvChunks(4096, 16, 8, 132), 2); // 128 rows: 2 chunks
   EXPECT_EQ(chooseKvChunks(4096, 32, 8, 132), 1); // enough rows: no split
-  EXPECT_EQ(chooseKvChunks(512, 1, 2, 132), 2);   // never below 256
-  EXPECT_EQ(chooseKvChunks(300, 1, 1, 132), 1);
+  EXPECT_EQ(chooseKvChunks(512, 1, 2, 132), 8);   // never below 64
+  EXPECT_EQ(chooseKvChunks(300, 1, 1, 132), 3);   // 3 chunks of 128
+  EXPECT_EQ(chooseKvChunks(100, 1, 1, 132), 1);
   EXPECT_EQ(chooseKvChunks(1, 1, 1, 132), 1);
 }
 
@@ -145,7 +161,7 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   std::map<OpKind, size_t> perKind;
   for (const Task &t : g.tasks)
     ++perKind[g.ops[t.op].kind];
-  EXPECT_EQ(g.tasks.size(), 10229u);
+  EXPECT_EQ(g.tasks.size(), 17397u);
   EXPECT_EQ(g.ops.size(), 3u + 28u * 9u);
   EXPECT_EQ(perKind[OpKind::Embedding], 16u);
   EXPECT_EQ(perKind[OpKind::QkNormRope], 28u * 24u);
@@ -153,8 +169,12 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   EXPECT_EQ(perKind[OpKind::DecodeAttention], 28u * 8u * 16u);
   EXPECT_EQ(perKind[OpKind::AttentionMerge], 28u * 8u);
   EXPECT_EQ(perKind[OpKind::Argmax], 1u);
-  // QKV 64 + gate/up 48 per layer, LM head 132.
-  EXPECT_EQ(perKind[OpKind::RmsNormLinear], 28u * (64u + 48u) + 132u);
+  // QKV 128 (of 32 columns) + gate/up 96 per layer, LM head 132.
+  EXPECT_EQ(perKind[OpKind::RmsNormLinear], 28u * (128u + 96u) + 132u);
+  // O and down: 64 each (of 16 columns).
+  EXPECT_EQ(perKind[OpKind::LinearResidual], 28u * (64u + 64u));
+  // SiLU-mul: the gate/up tiles, 96 of 32 columns.
+  EXPECT_EQ(perKind[OpKind::SiluMul], 28u * 96u);
   for (const Operator &op : g.ops)
     EXPECT_EQ(op.launch == LaunchMode::Jit,
               op.kind == OpKind::DecodeAttention ||

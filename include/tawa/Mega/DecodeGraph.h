@@ -16,23 +16,34 @@
 
 namespace tawa::mega {
 
-/// Granularity of a tile's output columns: the TMA box and wgmma N unit.
+/// Granularity of a pointwise tile's output columns (embedding, SiLU·mul).
 constexpr int64_t kColumnGranule = 64;
+/// Granularity of a linear tile's output columns: the 16 weight rows of the
+/// linear task's tensor-core product (mma m16n8k16). Narrow tiles let every
+/// operator of a large model fill the workers once (Qwen3-8B's O and down
+/// projections: 128 tiles of 32 columns, not 64 of 64).
+constexpr int64_t kLinearColumnGranule = 16;
 /// Rows of a linear tile: one wgmma M group of 64 rows covers a decode batch
 /// of up to 64 requests, so decode linears split only their columns.
 constexpr int64_t kRowTile = 64;
-/// Shortest KV chunk a decode attention task takes when the sequence is split.
-constexpr int64_t kMinKvChunk = 256;
+/// Shortest KV chunk a decode attention task takes when the sequence is split
+/// (shorter chunks give a small batch more parallel tasks, each with the
+/// fixed cost of a task and a merge input).
+constexpr int64_t kMinKvChunk = 64;
+/// Granularity of a KV chunk's length, in cache positions.
+constexpr int64_t kKvChunkGranule = 64;
 
 /// The column width of a tile of an operator with `columns` output columns
-/// and `rowTiles` row tiles: the narrowest multiple of kColumnGranule that
-/// keeps the task count at or below `sms` (so that every weight element is
-/// read by one SM and the tiles of one operator fill the machine once).
-int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms);
+/// and `rowTiles` row tiles: the narrowest multiple of `granule` that keeps
+/// the task count at or below `sms` (so that every weight element is read by
+/// one SM and the tiles of one operator fill the machine once).
+int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms,
+                        int64_t granule = kColumnGranule);
 
 /// Number of sequence chunks a decode attention task row is split into:
 /// enough to give each SM a task when batch * kvHeads is small, never chunks
-/// shorter than kMinKvChunk; 1 means no split (and no merge task).
+/// shorter than kMinKvChunk, lengths a multiple of kKvChunkGranule; 1 means
+/// no split (and no merge task).
 int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads, int sms);
 
 /// Checks the options (batch in [1, 4096], maxSeq in [1, 1 << 20], sms in

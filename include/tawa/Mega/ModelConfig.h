@@ -42,7 +42,8 @@ bool loadModelConfig(const std::string &path, ModelConfig &config,
 struct PlanOptions {
   int64_t batch = 1;
   int64_t maxSeq = 4096; ///< KV-cache capacity (context length) per request
-  int sms = 132;         ///< H100 SXM
+  int sms = 132; ///< SMs an operator's tiles fill (H100 SXM; the runtime
+                 ///< passes its worker count)
 };
 
 } // namespace tawa::mega

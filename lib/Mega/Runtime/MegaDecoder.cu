@@ -92,7 +92,8 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
                     "], got " + std::to_string(schedulerCtas));
   d->plan.batch = batch;
   d->plan.maxSeq = maxSeq;
-  d->plan.sms = sms;
+  // Tiles are sized for the workers: an operator's tasks fill them once.
+  d->plan.sms = sms - schedulerCtas;
   if (!checkPlanOptions(d->plan, error))
     return failWith(error);
   d->graph = buildDecodeGraph(d->config, d->plan);
@@ -112,6 +113,7 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
     return failWith(error);
   LaunchOptions launch;
   launch.schedulerCtas = schedulerCtas;
+  launch.sharedBytes = static_cast<uint32_t>(kTaskSmemBytes);
   launch.countDispatches = false;
   launch.trace = (flags & TAWA_MEGA_TRACE) != 0;
   if (!d->launcher.init(packTables(d->tables), launch, error) ||
