@@ -29,8 +29,9 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
   for src in "$root"/lib/Mega/*.cpp; do
     g++ -std=c++17 -O2 -I"$root/include" -c "$src" -o "$bin/$(basename "$src" .cpp).o" & pids+=($!)
   done
-  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
-    -c "$root/lib/Mega/Runtime/MegaDecoder.cu" -o "$bin/MegaDecoder.cu.o" & pids+=($!)
+  # -lineinfo: the sanitizer's reports name source lines.
+  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -lineinfo -I"$root/include" \
+    ${MEGA_SANITIZE_NVCC_FLAGS:-} -c "$root/lib/Mega/Runtime/MegaDecoder.cu" -o "$bin/MegaDecoder.cu.o" & pids+=($!)
   for p in "${pids[@]}"; do wait "$p" || status=1; done
   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
     -o "$bin/test_mega_decode_sanitize" "$root/gpu/mega/test_mega_decode_sanitize.cu" "$bin"/*.o \
@@ -50,6 +51,12 @@ if [ "${MEGA_ONLY:-}" != test ]; then
   echo "== decode latency"
   timeout 500 python3 "$root/bench/mega_decode_bench.py" --json "$out/mega-decode-bench.json" \
     ${MEGA_BENCH_ARGS:-} || status=1
+  # Where the time goes: per-operator table and per-SM timeline (picture).
+  for b in 1 16; do
+    echo "== profile 8b batch $b context 512"
+    timeout 200 python3 "$root/bench/mega_decode_profile.py" --model 8b --batch $b --context 512 \
+      --png "$out/mega-timeline-8b-b$b.png" || status=1
+  done
 fi
 echo "mega decode run: status $status, $(( $(date +%s) - start )) s"
 exit $status

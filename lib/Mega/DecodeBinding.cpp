@@ -220,6 +220,12 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
   if (p.tileM > kMaxTileRows)
     return fail("operator '" + op.name + "': tiles of more than " +
                 std::to_string(kMaxTileRows) + " rows");
+  // A worker starts loading its next linear's weights into the top of
+  // shared memory before the linear runs; only AOT tasks are known ahead.
+  if (op.launch != LaunchMode::Aot)
+    return fail("operator '" + op.name +
+                "': a linear must be launched ahead of time (its weights are "
+                "prefetched by the worker it is queued on)");
   p.colTiles = (p.n + p.tileN - 1) / p.tileN;
   p.seg1 = p.seg2 = p.n;
   p.eps = static_cast<float>(c.rmsNormEps);

@@ -20,8 +20,23 @@ struct DecodeTasks {
   const tawa::mega::OpParams *params; ///< by operator index
   void *const *buffers;               ///< by buffer index
 
+  /// The whole CTA, before waiting for the inputs of its next AOT task:
+  /// starts loading the task's weights if it is a linear; returns whether it
+  /// did. Linears are never just-in-time (DecodeBinding checks), so no task
+  /// between this and the linear's run uses the ring.
+  __device__ bool prefetch(const TablesView &, const TaskDesc &d, uint32_t,
+                           uint32_t) const {
+    using tawa::mega::TaskKind;
+    const TaskKind kind = static_cast<TaskKind>(d.kind);
+    if (kind != TaskKind::RmsNormLinear && kind != TaskKind::LinearResidual)
+      return false;
+    linearPrefetch(paramsOf<tawa::mega::LinearParams>(params[d.op].bytes),
+                   buffers, d.tile);
+    return true;
+  }
+
   __device__ void operator()(const TablesView &, const TaskDesc &d, uint32_t,
-                             uint32_t) const {
+                             uint32_t, bool prefetched) const {
     using tawa::mega::TaskKind;
     const void *raw = params[d.op].bytes;
     switch (static_cast<TaskKind>(d.kind)) {
@@ -31,7 +46,8 @@ struct DecodeTasks {
       break;
     case TaskKind::RmsNormLinear:
     case TaskKind::LinearResidual:
-      linearTask(paramsOf<tawa::mega::LinearParams>(raw), buffers, d.tile);
+      linearTask(paramsOf<tawa::mega::LinearParams>(raw), buffers, d.tile,
+                 prefetched);
       break;
     case TaskKind::QkNormRope:
       qkNormRopeTask(paramsOf<tawa::mega::QkNormRopeParams>(raw), buffers,

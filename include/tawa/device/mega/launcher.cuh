@@ -22,9 +22,9 @@ struct LaunchOptions {
   bool trace = false;          ///< per-task TaskRecord
   bool countDispatches = true; ///< per-event JIT dispatch counts
   uint32_t reportCapacity = 1024;
-  /// Dynamic shared memory per CTA: enough that only one CTA fits on an SM
-  /// (and, later, the task functions' pages).
-  uint32_t sharedBytes = 200 * 1024;
+  /// Dynamic shared memory per CTA: enough that only one CTA fits on an SM;
+  /// the decode tasks use it all (tawa::mega::kTaskSmemBytes).
+  uint32_t sharedBytes = 224 * 1024;
 };
 
 class MegaLauncher {

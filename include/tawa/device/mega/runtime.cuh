@@ -22,6 +22,7 @@
 #include "tawa/device/mega/watchdog.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tawa::device::mega {
 
@@ -186,14 +187,59 @@ struct WorkerQueues {
   }
 };
 
+/// A task functor may have `bool prefetch(tables, task, id, worker)`: the
+/// worker calls it, with the whole CTA, for its next AOT task before waiting
+/// for that task's inputs (a linear starts loading its weights), and then
+/// calls `fn(tables, task, id, worker, prefetched)`. Functors without it are
+/// called as `fn(tables, task, id, worker)`.
+template <typename F, typename = void> struct TaskPrefetch {
+  static constexpr bool kHas = false;
+  __device__ static bool prefetch(const F &, const TablesView &,
+                                  const TaskDesc &, uint32_t, uint32_t) {
+    return false;
+  }
+  __device__ static void run(const F &fn, const TablesView &t,
+                             const TaskDesc &d, uint32_t task, uint32_t w,
+                             bool) {
+    fn(t, d, task, w);
+  }
+};
+template <typename F>
+struct TaskPrefetch<F, std::void_t<decltype(&F::prefetch)>> {
+  static constexpr bool kHas = true;
+  __device__ static bool prefetch(const F &fn, const TablesView &t,
+                                  const TaskDesc &d, uint32_t task,
+                                  uint32_t w) {
+    return fn.prefetch(t, d, task, w);
+  }
+  __device__ static void run(const F &fn, const TablesView &t,
+                             const TaskDesc &d, uint32_t task, uint32_t w,
+                             bool prefetched) {
+    fn(t, d, task, w, prefetched);
+  }
+};
+
 template <typename TaskFn>
 __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
                            const TaskFn &fn, uint32_t numSchedulers,
                            uint32_t w) {
-  __shared__ uint32_t nextTask;
+  using Prefetch = TaskPrefetch<TaskFn>;
+  __shared__ uint32_t nextTask, nextAot;
   __shared__ uint64_t taskStart;
   WorkerQueues q{t.aotOffsets[w], t.aotOffsets[w + 1], 0, workerRing(s, w)};
+  // The AOT task whose prefetch ran (kNoId: none pending). Every thread
+  // keeps the same value.
+  uint32_t prefetched = kNoId;
   while (true) {
+    if constexpr (Prefetch::kHas) {
+      if (threadIdx.x == 0)
+        nextAot = q.aotPos < q.aotEnd ? t.aotTasks[q.aotPos] : kNoId;
+      __syncthreads();
+      const uint32_t aot = nextAot;
+      if (aot != kNoId && aot != prefetched &&
+          Prefetch::prefetch(fn, t, t.tasks[aot], aot, w))
+        prefetched = aot;
+    }
     if (threadIdx.x == 0) {
       nextTask = q.next(t, s, w);
       taskStart = s.trace ? globalTimerNs() : 0;
@@ -204,7 +250,9 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
       break;
     const TaskDesc d = t.tasks[task];
     if (d.kind != kEmptyTaskKind)
-      fn(t, d, task, w);
+      Prefetch::run(fn, t, d, task, w, task == prefetched);
+    if (task == prefetched)
+      prefetched = kNoId;
     // Every thread's writes of the task happen before thread 0's release.
     __syncthreads();
     if (threadIdx.x == 0) {

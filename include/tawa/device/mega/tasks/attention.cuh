@@ -41,12 +41,14 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int slots = kTaskWarps * perWarp; // positions in flight per CTA
 
   // Up to kAttnBlock positions and 64 KB of keys per block, fewer when the
-  // partial outputs of many lane groups (more warps) leave less room.
+  // partial outputs of many lane groups (more warps) leave less room below
+  // the linear's weight ring (kTaskLowSmemBytes), which the worker may be
+  // filling for its next task.
   const int fixedBytes =
       128 + G * D * 4 + 3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
   const int blockLen =
       min(min(kAttnBlock, 32768 / D),
-          (tawa::mega::kTaskSmemBytes - fixedBytes) / (G * 4 + 2 * D * 2));
+          (tawa::mega::kTaskLowSmemBytes - fixedBytes) / (G * 4 + 2 * D * 2));
 
   // Shared memory: two barriers, q [G][D] (scaled), scores [G][blockLen],
   // per-head running max / sum / block rescale, partial outputs
@@ -65,6 +67,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     mbarrierInit(bars, 1);
     mbarrierInit(bars + 1, 1);
     fenceMBarrierInit();
+    // This step's cache rows were appended by other CTAs (visible to this
+    // CTA after the runtime's acquire and barrier); the bulk copies read
+    // them through the async proxy.
+    fenceProxyAsyncGlobal();
   }
 
   const bf16 *q =
@@ -90,6 +96,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   uint32_t phase = 0;
   for (int blk = s0; blk < s1; blk += blockLen) {
     const int n = min(blockLen, s1 - blk);
+#ifdef TAWA_EXP_ATTN_PROXY_FENCE
+    fenceProxyAsyncShared();
+    __syncthreads();
+#endif
     if (threadIdx.x == 0) {
       const uint32_t bytes = uint32_t(n * D * 2);
       mbarrierArriveExpectTx(bars, bytes);
@@ -193,10 +203,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int e = 0; e < 8; ++e)
       partial[(slot * G + g) * D + col + e] = acc[g][e];
   __syncthreads();
+#ifndef TAWA_EXP_ATTN_NO_INVAL
   if (threadIdx.x == 0) { // every wait is over
     mbarrierInval(bars);
     mbarrierInval(bars + 1);
   }
+#endif
   for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
     const int g = i / D;
     float o = 0.f;
