@@ -3,7 +3,8 @@
 # test"): builds tawa.mega's library (nvcc + g++, no MLIR), checks the
 # PyTorch reference against transformers, the mega-kernel against the
 # reference, runs compute-sanitizer (memcheck, racecheck, synccheck) on the
-# kernel of two small configs (gpu/mega/test_mega_decode_sanitize.cu),
+# kernel of two tiny configs and of the Qwen3-0.6B shape with 2 layers
+# (memcheck, racecheck; gpu/mega/test_mega_decode_sanitize.cu),
 # then the latency benchmark. Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
 # Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options).
 set -uo pipefail
@@ -18,6 +19,10 @@ start=$(date +%s)
 python3 -c "import time, tawa.mega as m; t = time.time(); print('library', m.build_library(), f'{time.time() - t:.1f} s')" \
   2>&1 || { echo "BUILD FAILED"; exit 1; }
 if [ "${MEGA_ONLY:-}" != bench ]; then
+  echo "== device primitive: mma.sync m16n8k16 (gpu/tests/test_mma.cu)"
+  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
+    -o "$out/test_mma" "$root/gpu/tests/test_mma.cu" -lcuda && "$out/test_mma" || status=1
+  rm -f "$out/test_mma"
   echo "== reference vs transformers"
   timeout 300 python3 "$root/gpu/mega/test_reference.py" || status=1
   echo "== mega-kernel vs reference"
@@ -37,13 +42,18 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
     -o "$bin/test_mega_decode_sanitize" "$root/gpu/mega/test_mega_decode_sanitize.cu" "$bin"/*.o \
     || status=1
   sanitizer=/usr/local/cuda/bin/compute-sanitizer
+  # The Qwen3-0.6B shape with 2 layers (the issue's sanitizer case).
+  python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layers']=2; json.dump(c, open(sys.argv[2],'w'))" \
+    "$root/test/Mega/Inputs/qwen3-0.6b.json" "$bin/qwen3-0.6b-l2.json"
+  cp "$root"/test/Mega/Inputs/{llama-tiny,qwen3-tiny}.json "$bin/"
   for tool in memcheck racecheck synccheck; do
-    echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 3; 3 steps each)"
-    for cfg in llama-tiny:2 qwen3-tiny:3; do
-      timeout 200 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_mega_decode_sanitize" \
-        "$root/test/Mega/Inputs/${cfg%%:*}.json" "${cfg##*:}" 1024 3 \
+    echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 3, qwen3-0.6b-l2 batch 2; 3 steps each)"
+    for cfg in llama-tiny:2 qwen3-tiny:3 qwen3-0.6b-l2:2; do
+      [ "$tool" = synccheck ] && [ "${cfg%%:*}" = qwen3-0.6b-l2 ] && continue
+      timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_mega_decode_sanitize" \
+        "$bin/${cfg%%:*}.json" "${cfg##*:}" 1024 3 \
         >"$out/sanitizer-$tool-${cfg%%:*}.log" 2>&1 || status=1
-      grep -E "PASS|FAIL|SUMMARY" "$out/sanitizer-$tool-${cfg%%:*}.log" | tail -3
+      echo "${cfg%%:*}: $(grep -E "PASS|FAIL|SUMMARY" "$out/sanitizer-$tool-${cfg%%:*}.log" | tail -2 | tr '\n' ' ')"
     done
   done
 fi

@@ -20,6 +20,12 @@ struct DecodeTasks {
   const tawa::mega::OpParams *params; ///< by operator index
   void *const *buffers;               ///< by buffer index
 
+  /// The whole CTA, once per worker before its first task.
+  __device__ void initWorker() const {
+    if (threadIdx.x == 0)
+      initTaskBarriers();
+  }
+
   /// The whole CTA, before waiting for the inputs of its next AOT task:
   /// starts loading the task's weights if it is a linear; returns whether it
   /// did. Linears are never just-in-time (DecodeBinding checks), so no task

@@ -190,10 +190,12 @@ struct WorkerQueues {
 /// A task functor may have `bool prefetch(tables, task, id, worker)`: the
 /// worker calls it, with the whole CTA, for its next AOT task before waiting
 /// for that task's inputs (a linear starts loading its weights), and then
-/// calls `fn(tables, task, id, worker, prefetched)`. Functors without it are
-/// called as `fn(tables, task, id, worker)`.
+/// calls `fn(tables, task, id, worker, prefetched)`; such a functor also has
+/// `initWorker()`, run once by the whole CTA before the first task. Functors
+/// without them are called as `fn(tables, task, id, worker)`.
 template <typename F, typename = void> struct TaskPrefetch {
   static constexpr bool kHas = false;
+  __device__ static void initWorker(const F &) {}
   __device__ static bool prefetch(const F &, const TablesView &,
                                   const TaskDesc &, uint32_t, uint32_t) {
     return false;
@@ -207,6 +209,8 @@ template <typename F, typename = void> struct TaskPrefetch {
 template <typename F>
 struct TaskPrefetch<F, std::void_t<decltype(&F::prefetch)>> {
   static constexpr bool kHas = true;
+  /// The whole CTA, once before the first task (then a CTA barrier).
+  __device__ static void initWorker(const F &fn) { fn.initWorker(); }
   __device__ static bool prefetch(const F &fn, const TablesView &t,
                                   const TaskDesc &d, uint32_t task,
                                   uint32_t w) {
@@ -230,6 +234,8 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
   // The AOT task whose prefetch ran (kNoId: none pending). Every thread
   // keeps the same value.
   uint32_t prefetched = kNoId;
+  Prefetch::initWorker(fn);
+  __syncthreads();
   while (true) {
     if constexpr (Prefetch::kHas) {
       if (threadIdx.x == 0)

@@ -53,7 +53,8 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   // Shared memory: two barriers, q [G][D] (scaled), scores [G][blockLen],
   // per-head running max / sum / block rescale, partial outputs
   // [slots][G][D], then the block's keys and values [blockLen][D].
-  MBarrier *bars = reinterpret_cast<MBarrier *>(taskSmem());
+  TaskBarriers &tb = taskBarriers();
+  MBarrier *bars = tb.kv; // the worker's (TaskBarriers)
   float *qs = reinterpret_cast<float *>(taskSmem() + 128);
   float *scores = qs + G * D;
   float *runMax = scores + G * blockLen;
@@ -64,9 +65,6 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       (reinterpret_cast<uintptr_t>(partial + slots * G * D) + 127) / 128 * 128);
   bf16 *vS = kS + blockLen * D;
   if (threadIdx.x == 0) {
-    mbarrierInit(bars, 1);
-    mbarrierInit(bars + 1, 1);
-    fenceMBarrierInit();
     // This step's cache rows were appended by other CTAs (visible to this
     // CTA after the runtime's acquire and barrier); the bulk copies read
     // them through the async proxy.
@@ -93,13 +91,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   __syncthreads();
 
   const int slot = warp * perWarp + sub;
-  uint32_t phase = 0;
+  // Both barriers complete once per block, so one parity serves both.
+  uint32_t phase = tb.kvPhase;
   for (int blk = s0; blk < s1; blk += blockLen) {
     const int n = min(blockLen, s1 - blk);
-#ifdef TAWA_EXP_ATTN_PROXY_FENCE
-    fenceProxyAsyncShared();
-    __syncthreads();
-#endif
     if (threadIdx.x == 0) {
       const uint32_t bytes = uint32_t(n * D * 2);
       mbarrierArriveExpectTx(bars, bytes);
@@ -203,12 +198,8 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int e = 0; e < 8; ++e)
       partial[(slot * G + g) * D + col + e] = acc[g][e];
   __syncthreads();
-#ifndef TAWA_EXP_ATTN_NO_INVAL
-  if (threadIdx.x == 0) { // every wait is over
-    mbarrierInval(bars);
-    mbarrierInval(bars + 1);
-  }
-#endif
+  if (threadIdx.x == 0) // every thread has read the phase (the loop's start)
+    tb.kvPhase = phase;
   for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
     const int g = i / D;
     float o = 0.f;

@@ -10,6 +10,7 @@
 // path.
 #pragma once
 #include "tawa/Mega/TaskParams.h"
+#include "tawa/device/mbarrier.cuh"
 #include "tawa/device/mega/config.cuh"
 
 #include <cuda_bf16.h>
@@ -87,6 +88,49 @@ __device__ __forceinline__ float blockSum(float v, float *scratch) {
     s += scratch[w];
   __syncthreads();
   return s;
+}
+
+/// Slots of each warp's weight ring in the linear task.
+#ifndef TAWA_MEGA_LINEAR_SLOTS
+#define TAWA_MEGA_LINEAR_SLOTS 2
+#endif
+constexpr int kLinearSlots = TAWA_MEGA_LINEAR_SLOTS;
+
+/// The tasks' mbarriers, initialized once per worker (initTaskBarriers) and
+/// reused by every task with their phases kept here: a barrier that is
+/// invalidated and initialized again between tasks is correct, but
+/// compute-sanitizer's racecheck tracks a bulk copy's completion through
+/// its barrier and loses it there, reporting the next task's writes of the
+/// same bytes as races. They sit at kTaskLowSmemBytes, above what tasks
+/// other than the linear use.
+struct TaskBarriers {
+  MBarrier ring[kTaskWarps * kLinearSlots]; ///< linear: warp w, slot s
+  MBarrier input;                           ///< linear: staged input rows
+  MBarrier kv[2];                           ///< attention: keys, values
+  uint32_t ringPhase[kTaskWarps]; ///< bit s: parity of warp w's next wait
+  uint32_t inputPhase, kvPhase;   ///< bit 0 (input), bits 0-1 (kv)
+};
+static_assert(sizeof(TaskBarriers) <=
+                  size_t(tawa::mega::kLinearRingBarrierBytes),
+              "the task barriers fit their reserve");
+
+__device__ __forceinline__ TaskBarriers &taskBarriers() {
+  return *reinterpret_cast<TaskBarriers *>(taskSmem() +
+                                           tawa::mega::kTaskLowSmemBytes);
+}
+
+/// Thread 0 of a worker, once before its first task (then a CTA barrier).
+__device__ inline void initTaskBarriers() {
+  TaskBarriers &tb = taskBarriers();
+  for (int b = 0; b < kTaskWarps * kLinearSlots; ++b)
+    mbarrierInit(&tb.ring[b], 1);
+  mbarrierInit(&tb.input, 1);
+  mbarrierInit(&tb.kv[0], 1);
+  mbarrierInit(&tb.kv[1], 1);
+  for (int w = 0; w < kTaskWarps; ++w)
+    tb.ringPhase[w] = 0;
+  tb.inputPhase = tb.kvPhase = 0;
+  fenceMBarrierInit();
 }
 
 template <typename T>

@@ -63,11 +63,6 @@ struct LinearTile {
   }
 };
 
-/// Slots of each warp's weight ring, 32 KB per warp in all.
-#ifndef TAWA_MEGA_LINEAR_SLOTS
-#define TAWA_MEGA_LINEAR_SLOTS 2
-#endif
-constexpr int kLinearSlots = TAWA_MEGA_LINEAR_SLOTS;
 /// Weight rows of a stage: the M of the tensor-core product.
 constexpr int kStageRows = 16;
 
@@ -266,8 +261,8 @@ struct LinearSmem {
     accS = reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve);
     xs = reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(accS) +
                                   tawa::mega::alignUp128(t.rows * t.vcols * 4));
-    bars = reinterpret_cast<MBarrier *>(smem + tawa::mega::kTaskLowSmemBytes);
-    inBar = bars + kTaskWarps * kLinearSlots;
+    bars = taskBarriers().ring;
+    inBar = &taskBarriers().input;
     ring = reinterpret_cast<bf16 *>(smem + tawa::mega::kTaskLowSmemBytes +
                                     tawa::mega::kLinearRingBarrierBytes);
     // A slot holds 16 weight rows of a piece of at most 512 elements, padded.
@@ -276,24 +271,14 @@ struct LinearSmem {
   }
 };
 
-static_assert((kTaskWarps * kLinearSlots + 1) * sizeof(MBarrier) <=
-                  size_t(tawa::mega::kLinearRingBarrierBytes),
-              "the linear ring's barriers fit their reserve");
-
-/// The whole CTA: arms the ring's barriers and issues the first weight
-/// stages of the tile's first pass. The weights do not depend on the task's
+/// The whole CTA: issues the first weight stages of the tile's first pass
+/// (on the worker's ring barriers, TaskBarriers). The weights do not depend on the task's
 /// inputs, so the worker calls this as soon as it knows its next task, and
 /// the copies are in flight while it waits for the inputs (and runs
 /// just-in-time tasks, which keep below the ring).
 __device__ inline void linearPrefetch(const LinearParams &p,
                                       void *const *buffers, uint32_t tile) {
   const LinearSmem m(p, buffers, tile);
-  if (threadIdx.x == 0) {
-    for (int b = 0; b <= kTaskWarps * kLinearSlots; ++b)
-      mbarrierInit(m.bars + b, 1);
-    fenceMBarrierInit();
-  }
-  __syncthreads();
   issueFirstStages(m.t, 0, min(m.kc, p.k), m.ring, m.slotBytes, m.bars);
 }
 
@@ -346,7 +331,11 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     }
   }
   const bf16 *nw = norm ? bufferAt<const bf16>(buffers, p.normWeight) : nullptr;
-  uint32_t parity = 0;
+  // Phases of this warp's ring barriers and of the input barrier, carried
+  // from the worker's previous tasks.
+  TaskBarriers &tb = taskBarriers();
+  uint32_t parity = tb.ringPhase[warp];
+  const uint32_t inPhase0 = tb.inputPhase;
   for (int k0 = 0, pass = 0; k0 < p.k; k0 += kc, ++pass) {
     const int klen = min(kc, p.k - k0);
     const int vecs = klen / 8;
@@ -365,7 +354,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     }
     if (k0 > 0)
       issueFirstStages(t, k0, klen, ring, slotBytes, bars);
-    mbarrierWait(inBar, pass & 1);
+    mbarrierWait(inBar, (inPhase0 + pass) & 1);
     if (norm) {
       if (onePass) {
         const int parts = max(1, kTaskWarps / t.rows);
@@ -420,10 +409,12 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   __syncthreads();
   for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
     t.store(i / t.vcols, i % t.vcols, accS[i]);
-  // Every wait is over: the barriers' memory goes back to the next task.
+  // Every armed phase was waited for; the next task continues the phases
+  // (every thread has read them: the barrier above).
+  if (lane == 0)
+    tb.ringPhase[warp] = parity;
   if (threadIdx.x == 0)
-    for (int b = 0; b <= kTaskWarps * kLinearSlots; ++b)
-      mbarrierInval(bars + b);
+    tb.inputPhase = (inPhase0 + (p.k + kc - 1) / kc) & 1;
 }
 
 } // namespace tawa::device::mega
