@@ -229,6 +229,7 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
   p.colTiles = (p.n + p.tileN - 1) / p.tileN;
   p.seg1 = p.seg2 = p.n;
   p.eps = static_cast<float>(c.rmsNormEps);
+  p.ringBytes = linearRingBytes(p.tileM);
   const int64_t H = c.hiddenSize, I = c.intermediateSize, D = c.headDim;
   const int64_t nH = c.numHeads, nKV = c.numKvHeads;
   const std::string &n = op.name;
@@ -365,6 +366,9 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     p.group = static_cast<int32_t>(nH / nKV);
     p.headDim = static_cast<int32_t>(D);
     p.maxSeq = static_cast<int32_t>(o.maxSeq);
+    // Below the plan's weight ring (every linear tile has min(B, 64) rows).
+    p.lowSmemBytes = taskLowSmemBytes(linearRingBytes(
+        static_cast<int32_t>(std::min<int64_t>(o.batch, kMaxTileRows))));
     if (!intAttr(op, "chunks", p.chunks) || !intAttr(op, "chunk", p.chunkLen))
       return false;
     p.out = p.partOut = p.partLse = kNoBuffer;
@@ -472,7 +476,8 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       os << " out=" << name(p.out) << " residual=" << name(p.residual)
          << " m=" << p.m << " n=" << p.n << " k=" << p.k << " tile=" << p.tileM
          << "x" << p.tileN << " segments=" << p.seg1 << "," << p.seg2
-         << " paired=" << p.paired << " f32=" << p.outF32;
+         << " paired=" << p.paired << " f32=" << p.outF32
+         << " ring=" << p.ringBytes;
       break;
     }
     case OpKind::QkNormRope: {
@@ -493,7 +498,8 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       auto p = paramsAs<DecodeAttentionParams>(raw);
       os << " q=" << name(p.q) << " out=" << name(p.out)
          << " part=" << name(p.partOut) << "," << name(p.partLse)
-         << " group=" << p.group << " chunks=" << p.chunks << "x" << p.chunkLen;
+         << " group=" << p.group << " chunks=" << p.chunks << "x" << p.chunkLen
+         << " low_smem=" << p.lowSmemBytes;
       break;
     }
     case OpKind::AttentionMerge: {

@@ -52,15 +52,21 @@ constexpr int kMaxTileRows = 64;
 
 /// Dynamic shared memory the task functions may use (one CTA per SM).
 constexpr int32_t kTaskSmemBytes = 224 * 1024;
-/// The top of it is the weight ring of the linear task (plus its barriers,
-/// kLinearRingBarrierBytes below the ring): a worker fills the ring with the
-/// first stages of its next linear task while it waits for that task's
-/// inputs, and may meanwhile run just-in-time tasks (attention, merge), so
-/// every task other than the linear keeps below kTaskLowSmemBytes.
-constexpr int32_t kLinearRingBytes = 8 * 16 * (512 + 32) * 2;
+/// The top of it holds the tasks' barriers (kLinearRingBarrierBytes) and,
+/// below them, the weight ring of the linear task: a worker fills the ring
+/// with the first stages of its next linear task while it waits for that
+/// task's inputs, and may meanwhile run just-in-time tasks (attention,
+/// merge), so every task other than the linear keeps below the ring
+/// (taskLowSmemBytes). The ring is one size for a whole plan: 8 slots of 16
+/// weight rows × 512 elements (136 KB) up to 8 rows per tile, of 16 × 256
+/// (72 KB) above, so that 16 input rows of 4096 fit below it in one pass.
 constexpr int32_t kLinearRingBarrierBytes = 512;
-constexpr int32_t kTaskLowSmemBytes =
-    kTaskSmemBytes - kLinearRingBytes - kLinearRingBarrierBytes;
+TAWA_MEGA_HD inline int32_t linearRingBytes(int32_t tileRows) {
+  return tileRows > 8 ? 8 * 16 * (256 + 32) * 2 : 8 * 16 * (512 + 32) * 2;
+}
+TAWA_MEGA_HD inline int32_t taskLowSmemBytes(int32_t ringBytes) {
+  return kTaskSmemBytes - kLinearRingBarrierBytes - ringBytes;
+}
 /// Shared memory of a linear tile kept for its row scales, at the bottom.
 constexpr int32_t kLinearSmemReserve = 512;
 
@@ -79,13 +85,14 @@ TAWA_MEGA_HD inline int32_t linearInputPitch(int32_t klen) {
 
 /// The K extent a linear tile of `rows` rows and `vcols` weight rows stages
 /// per pass: all of K when the bf16 input rows ([rows][linearInputPitch])
-/// fit next to the float accumulator ([rows][vcols]) below the weight ring,
+/// fit next to the float accumulator ([rows][vcols]) below the weight ring
+/// (linearRingBytes(rows)),
 /// else the widest multiple of 256 that does. 0 when no pass fits (the
 /// binding rejects such a tile).
 TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
                                         int32_t k) {
-  const int32_t room = kTaskLowSmemBytes - kLinearSmemReserve -
-                       alignUp128(rows * vcols * 4);
+  const int32_t room = taskLowSmemBytes(linearRingBytes(rows)) -
+                       kLinearSmemReserve - alignUp128(rows * vcols * 4);
   if (room >= alignUp128(rows * linearInputPitch(k) * 2))
     return k;
   const int32_t kc = room > 0 ? (room / (rows * 2) - 32) / 256 * 256 : 0;
@@ -117,6 +124,7 @@ struct LinearParams {
   int32_t paired;
   int32_t outF32; ///< logits: the bf16-rounded product stored as float
   float eps;
+  int32_t ringBytes; ///< the plan's weight ring, linearRingBytes(tileM)
 };
 
 /// QkNormRope: tile h < qHeads is q head h, else k head h - qHeads; each
@@ -157,6 +165,7 @@ struct DecodeAttentionParams {
   uint32_t partOut;   ///< chunks > 1: F32 [B, kvHeads, chunks, group D]
   uint32_t partLse;   ///< chunks > 1: F32 [B, kvHeads, chunks, group]
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
+  int32_t lowSmemBytes; ///< shared memory below the plan's weight ring
   float scale; ///< 1 / sqrt(D)
 };
 

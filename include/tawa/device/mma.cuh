@@ -8,7 +8,7 @@
 // d2,d3 = D[g+8][2t..2t+1]. Each register holds two bf16, the lower k in the
 // low half.
 #pragma once
-#include <cstdint>
+#include "tawa/device/types.cuh"
 
 namespace tawa::device {
 

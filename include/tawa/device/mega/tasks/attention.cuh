@@ -40,35 +40,53 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = kTaskWarps * perWarp; // positions in flight per CTA
 
-  // Up to kAttnBlock positions and 64 KB of keys per block, fewer when the
-  // partial outputs of many lane groups (more warps) leave less room below
-  // the linear's weight ring (kTaskLowSmemBytes), which the worker may be
-  // filling for its next task.
+  // Blocks of up to kAttnBlock positions and 64 KB of keys, two buffers of
+  // them (block j + 2 is copied while block j + 1 is in flight and block j
+  // computes), fewer positions when the partial outputs of many lane groups
+  // leave less room below the linear's weight ring (p.lowSmemBytes), which
+  // the worker may be filling for its next task.
   const int fixedBytes =
       128 + G * D * 4 + 3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
   const int blockLen =
       min(min(kAttnBlock, 32768 / D),
-          (tawa::mega::kTaskLowSmemBytes - fixedBytes) / (G * 4 + 2 * D * 2));
+          (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
+  const int blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
 
-  // Shared memory: two barriers, q [G][D] (scaled), scores [G][blockLen],
-  // per-head running max / sum / block rescale, partial outputs
-  // [slots][G][D], then the block's keys and values [blockLen][D].
+  // Shared memory: q [G][D] (scaled), scores [G][blockLen], per-head running
+  // max / sum / block rescale, partial outputs [slots][G][D], then the two
+  // buffers' keys and values [blockLen][D]. The barriers are the worker's
+  // (TaskBarriers: keys and values of buffer 0, then of buffer 1).
   TaskBarriers &tb = taskBarriers();
-  MBarrier *bars = tb.kv; // the worker's (TaskBarriers)
   float *qs = reinterpret_cast<float *>(taskSmem() + 128);
   float *scores = qs + G * D;
   float *runMax = scores + G * blockLen;
   float *runSum = runMax + kAttnMaxGroup;
   float *rescale = runSum + kAttnMaxGroup;
   float *partial = rescale + kAttnMaxGroup;
-  bf16 *kS = reinterpret_cast<bf16 *>(
+  bf16 *kvS = reinterpret_cast<bf16 *>(
       (reinterpret_cast<uintptr_t>(partial + slots * G * D) + 127) / 128 * 128);
-  bf16 *vS = kS + blockLen * D;
+  const size_t headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
+  const bf16 *kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
+  const bf16 *vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
+  // Thread 0: the copies of block j into buffer j % 2.
+  auto issue = [&](int j) {
+    const int buf = j % 2, blk = s0 + j * blockLen;
+    const uint32_t bytes = uint32_t(min(blockLen, s1 - blk) * D * 2);
+    bf16 *kS = kvS + buf * 2 * blockLen * D;
+    mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
+    bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf]);
+    mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
+    bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
+             &tb.kv[2 * buf + 1]);
+  };
+  // The cache rows go first: they are the task's bytes.
   if (threadIdx.x == 0) {
     // This step's cache rows were appended by other CTAs (visible to this
     // CTA after the runtime's acquire and barrier); the bulk copies read
     // them through the async proxy.
     fenceProxyAsyncGlobal();
+    for (int j = 0; j < min(blocks, 2); ++j)
+      issue(j);
   }
 
   const bf16 *q =
@@ -79,9 +97,6 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     runMax[threadIdx.x] = -INFINITY;
     runSum[threadIdx.x] = 0.f;
   }
-  const size_t headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
-  const bf16 *kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
-  const bf16 *vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
   float acc[G][8];
 #pragma unroll
   for (int g = 0; g < G; ++g)
@@ -91,18 +106,16 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   __syncthreads();
 
   const int slot = warp * perWarp + sub;
-  // Both barriers complete once per block, so one parity serves both.
+  // Bit b: parity of buffer b's barriers (its keys and values complete
+  // together, once per block).
   uint32_t phase = tb.kvPhase;
-  for (int blk = s0; blk < s1; blk += blockLen) {
+  for (int j = 0; j < blocks; ++j) {
+    const int buf = j % 2, blk = s0 + j * blockLen;
     const int n = min(blockLen, s1 - blk);
-    if (threadIdx.x == 0) {
-      const uint32_t bytes = uint32_t(n * D * 2);
-      mbarrierArriveExpectTx(bars, bytes);
-      bulkLoad(kS, kRows + size_t(blk) * D, bytes, bars);
-      mbarrierArriveExpectTx(bars + 1, bytes);
-      bulkLoad(vS, vRows + size_t(blk) * D, bytes, bars + 1);
-    }
-    mbarrierWait(bars, phase);
+    const bf16 *kS = kvS + buf * 2 * blockLen * D;
+    const bf16 *vS = kS + blockLen * D;
+    const uint32_t par = (phase >> buf) & 1;
+    mbarrierWait(&tb.kv[2 * buf], par);
     // Scores: the lanes of a slot each take 8 columns of its key row. The
     // trip count is the warp's, not the slot's, so that every lane reaches
     // the shuffles (a slot past the block's end scores nothing).
@@ -172,7 +185,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       for (int e = 0; e < 8; ++e)
         acc[g][e] *= r;
     }
-    mbarrierWait(bars + 1, phase);
+    mbarrierWait(&tb.kv[2 * buf + 1], par);
 #pragma unroll 4
     for (int s = slot; s < n; s += slots) {
       float vf[8];
@@ -185,10 +198,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
           acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
       }
     }
-    // Scores, rescale and the key and value rows are rewritten by the next
-    // block (its bulk copies are issued after every thread's reads).
+    // Scores and rescale are rewritten by the next block, this buffer by
+    // block j + 2 (its copies are issued after every thread's reads).
     __syncthreads();
-    phase ^= 1;
+    phase ^= 1u << buf;
+    if (threadIdx.x == 0 && j + 2 < blocks)
+      issue(j + 2);
   }
 
   // Sum the slots' partial outputs.
@@ -235,29 +250,43 @@ __device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
   }
 }
 
-/// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m).
+/// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m). The
+/// chunks' weights are computed once per head in shared memory, so that each
+/// output element's loads of the chunks' partial outputs are independent.
 __device__ inline void attentionMergeTask(const AttentionMergeParams &p,
                                           void *const *buffers, uint32_t tile) {
-  const int G = p.group, D = p.headDim;
-  const size_t part0 = size_t(tile) * p.chunks;
+  const int G = p.group, D = p.headDim, C = p.chunks;
+  const size_t part0 = size_t(tile) * C;
   const float *lse = bufferAt<const float>(buffers, p.partLse);
   const float *po = bufferAt<const float>(buffers, p.partOut);
   bf16 *out = bufferAt<bf16>(buffers, p.out) + size_t(tile) * G * D;
+  float *weight = reinterpret_cast<float *>(taskSmem()); // [C][G]
+  for (int k = threadIdx.x; k < C * G; k += kTaskThreads)
+    weight[k] = lse[part0 * G + k];
+  __syncthreads();
+  if (threadIdx.x < G) {
+    const int g = threadIdx.x;
+    float m = -INFINITY;
+    for (int c = 0; c < C; ++c)
+      m = fmaxf(m, weight[c * G + g]);
+    float den = 0.f;
+    for (int c = 0; c < C; ++c) {
+      const float l = weight[c * G + g];
+      den += l == -INFINITY ? 0.f : __expf(l - m);
+    }
+    for (int c = 0; c < C; ++c) {
+      const float l = weight[c * G + g];
+      weight[c * G + g] = l == -INFINITY ? 0.f : __expf(l - m) / den;
+    }
+  }
+  __syncthreads();
   for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
     const int g = i / D;
-    float m = -INFINITY;
-    for (int c = 0; c < p.chunks; ++c)
-      m = fmaxf(m, lse[(part0 + c) * G + g]);
-    float num = 0.f, den = 0.f;
-    for (int c = 0; c < p.chunks; ++c) {
-      const float l = lse[(part0 + c) * G + g];
-      if (l == -INFINITY)
-        continue;
-      const float w = __expf(l - m);
-      num = fmaf(w, po[(part0 + c) * G * D + i], num);
-      den += w;
-    }
-    out[i] = toBf16(den > 0.f ? num / den : 0.f);
+    float o = 0.f;
+#pragma unroll 4
+    for (int c = 0; c < C; ++c)
+      o = fmaf(weight[c * G + g], po[(part0 + c) * G * D + i], o);
+    out[i] = toBf16(o);
   }
 }
 

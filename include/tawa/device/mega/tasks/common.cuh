@@ -101,22 +101,23 @@ constexpr int kLinearSlots = TAWA_MEGA_LINEAR_SLOTS;
 /// invalidated and initialized again between tasks is correct, but
 /// compute-sanitizer's racecheck tracks a bulk copy's completion through
 /// its barrier and loses it there, reporting the next task's writes of the
-/// same bytes as races. They sit at kTaskLowSmemBytes, above what tasks
-/// other than the linear use.
+/// same bytes as races. They sit at the top of the task shared memory,
+/// above the linear's weight ring.
 struct TaskBarriers {
   MBarrier ring[kTaskWarps * kLinearSlots]; ///< linear: warp w, slot s
   MBarrier input;                           ///< linear: staged input rows
-  MBarrier kv[2];                           ///< attention: keys, values
+  MBarrier kv[4]; ///< attention: keys, values of block buffer 0, then 1
   uint32_t ringPhase[kTaskWarps]; ///< bit s: parity of warp w's next wait
-  uint32_t inputPhase, kvPhase;   ///< bit 0 (input), bits 0-1 (kv)
+  uint32_t inputPhase, kvPhase;   ///< bit 0 (input), bit b: buffer b (kv)
 };
 static_assert(sizeof(TaskBarriers) <=
                   size_t(tawa::mega::kLinearRingBarrierBytes),
               "the task barriers fit their reserve");
 
 __device__ __forceinline__ TaskBarriers &taskBarriers() {
-  return *reinterpret_cast<TaskBarriers *>(taskSmem() +
-                                           tawa::mega::kTaskLowSmemBytes);
+  return *reinterpret_cast<TaskBarriers *>(
+      taskSmem() + tawa::mega::kTaskSmemBytes -
+      tawa::mega::kLinearRingBarrierBytes);
 }
 
 /// Thread 0 of a worker, once before its first task (then a CTA barrier).
@@ -125,8 +126,8 @@ __device__ inline void initTaskBarriers() {
   for (int b = 0; b < kTaskWarps * kLinearSlots; ++b)
     mbarrierInit(&tb.ring[b], 1);
   mbarrierInit(&tb.input, 1);
-  mbarrierInit(&tb.kv[0], 1);
-  mbarrierInit(&tb.kv[1], 1);
+  for (int b = 0; b < 4; ++b)
+    mbarrierInit(&tb.kv[b], 1);
   for (int w = 0; w < kTaskWarps; ++w)
     tb.ringPhase[w] = 0;
   tb.inputPhase = tb.kvPhase = 0;

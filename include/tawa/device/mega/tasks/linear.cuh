@@ -233,10 +233,9 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
 }
 
 /// Where a linear tile's data sits in shared memory: row scales, the float
-/// accumulator and the staged input rows at the bottom (below
-/// kTaskLowSmemBytes); the ring's barriers and the weight ring (2 slots per
-/// warp) at the top, where they may be filled before the task runs
-/// (linearPrefetch).
+/// accumulator and the staged input rows at the bottom; the weight ring (2
+/// slots per warp; p.ringBytes, the plan's) at the top, below the tasks'
+/// barriers, where it may be filled before the task runs (linearPrefetch).
 struct LinearSmem {
   LinearTile t;
   int kc, ldx, slotBytes;
@@ -263,11 +262,10 @@ struct LinearSmem {
                                   tawa::mega::alignUp128(t.rows * t.vcols * 4));
     bars = taskBarriers().ring;
     inBar = &taskBarriers().input;
-    ring = reinterpret_cast<bf16 *>(smem + tawa::mega::kTaskLowSmemBytes +
-                                    tawa::mega::kLinearRingBarrierBytes);
-    // A slot holds 16 weight rows of a piece of at most 512 elements, padded.
-    slotBytes =
-        tawa::mega::kLinearRingBytes / (kTaskWarps * kLinearSlots) / 128 * 128;
+    ring = reinterpret_cast<bf16 *>(smem +
+                                    tawa::mega::taskLowSmemBytes(p.ringBytes));
+    // A slot holds 16 weight rows of a piece of K, padded (StagePlan).
+    slotBytes = p.ringBytes / (kTaskWarps * kLinearSlots) / 128 * 128;
   }
 };
 

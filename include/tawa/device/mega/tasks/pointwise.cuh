@@ -39,6 +39,7 @@ __device__ inline void embeddingTask(const EmbeddingParams &p,
 __device__ inline void qkNormRopeTask(const QkNormRopeParams &p,
                                       void *const *buffers, uint32_t tile) {
   const int h = tile, D = p.headDim, half = D / 2;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool isQ = h < p.qHeads;
   const int within = isQ ? h : h - p.qHeads;
   const bf16 *qkv = bufferAt<const bf16>(buffers, p.qkv);
@@ -48,54 +49,80 @@ __device__ inline void qkNormRopeTask(const QkNormRopeParams &p,
       p.qkNorm ? bufferAt<const bf16>(buffers, normId) : nullptr;
   bf16 *out = bufferAt<bf16>(buffers, isQ ? p.q : p.k);
   const int outCols = (isQ ? p.qHeads : p.kvHeads) * D;
-  float *scratch = reinterpret_cast<float *>(taskSmem());
-  float *xs = scratch + kTaskWarps; // [D] the normalized head
-  for (int b = 0; b < p.batch; ++b) {
+  // A warp per row (the rows are independent), its normalized head in the
+  // warp's [D] of xs; lane l takes elements l + 32 j. Their RoPE frequency
+  // index (l + 32 j) mod D/2 repeats every D/64 of them, so a lane computes
+  // the inverse frequencies once per task and cos/sin once per row for the
+  // distinct ones only (D <= 256: at most 4).
+  float *xs = reinterpret_cast<float *>(taskSmem()) + warp * D;
+  const int distinct = max(1, half / 32);
+  float invFreq[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    invFreq[j] = j < distinct
+                     ? 1.0f / powf(p.ropeTheta,
+                                   float(2 * ((lane + 32 * j) % half)) /
+                                       float(D))
+                     : 0.f;
+  for (int b = warp; b < p.batch; b += kTaskWarps) {
     const bf16 *src = qkv + size_t(b) * p.qkvCols + size_t(h) * D;
     float ss = 0.f;
-    for (int d = threadIdx.x; d < D; d += kTaskThreads) {
+    for (int d = lane; d < D; d += 32) {
       float v = toFloat(src[d]);
       xs[d] = v;
       ss = fmaf(v, v, ss);
     }
     const float scale =
-        p.qkNorm ? rsqrtf(blockSum(ss, scratch) / float(D) + p.eps) : 1.f;
-    for (int d = threadIdx.x; d < D; d += kTaskThreads)
-      if (p.qkNorm)
+        p.qkNorm ? rsqrtf(warpSum(ss) / float(D) + p.eps) : 1.f;
+    if (p.qkNorm)
+      for (int d = lane; d < D; d += 32)
         xs[d] = roundBf16(toFloat(normW[d]) * roundBf16(xs[d] * scale));
-    __syncthreads();
+    __syncwarp();
     const float pos = float(positions[b]);
-    for (int d = threadIdx.x; d < D; d += kTaskThreads) {
-      const int i = d % half;
-      const float invFreq = 1.0f / powf(p.ropeTheta, float(2 * i) / float(D));
-      float sn, cs;
-      sincosf(pos * invFreq, &sn, &cs);
-      const float rot = d < half ? -xs[d + half] : xs[d - half];
-      const float v = roundBf16(roundBf16(xs[d] * roundBf16(cs)) +
-                                roundBf16(rot * roundBf16(sn)));
-      out[size_t(b) * outCols + size_t(within) * D + d] = toBf16(v);
+    float cs[4], sn[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (j < distinct)
+        sincosf(pos * invFreq[j], &sn[j], &cs[j]);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int d = lane + 32 * j;
+      if (d < D) {
+        // Index j mod distinct with static indices (registers, not a frame).
+        const float c = distinct == 1 ? cs[0] : distinct == 2 ? cs[j & 1]
+                                                              : cs[j & 3];
+        const float s = distinct == 1 ? sn[0] : distinct == 2 ? sn[j & 1]
+                                                              : sn[j & 3];
+        const float rot = d < half ? -xs[d + half] : xs[d - half];
+        const float v = roundBf16(roundBf16(xs[d] * roundBf16(c)) +
+                                  roundBf16(rot * roundBf16(s)));
+        out[size_t(b) * outCols + size_t(within) * D + d] = toBf16(v);
+      }
     }
-    __syncthreads(); // xs is rewritten by the next row
+    __syncwarp(); // xs is rewritten by the warp's next row
   }
 }
 
 /// Tile h: KV head h of every row, at the row's position.
 __device__ inline void kvAppendTask(const KvAppendParams &p,
                                     void *const *buffers, uint32_t tile) {
-  const int h = tile, D = p.headDim;
+  const int h = tile, D = p.headDim, vecs = D / 8;
   const bf16 *k = bufferAt<const bf16>(buffers, p.k);
   const bf16 *qkv = bufferAt<const bf16>(buffers, p.qkv);
   const int32_t *positions = bufferAt<const int32_t>(buffers, p.positions);
   bf16 *kCache = bufferAt<bf16>(buffers, p.kCache);
   bf16 *vCache = bufferAt<bf16>(buffers, p.vCache);
-  for (int i = threadIdx.x; i < p.batch * D; i += kTaskThreads) {
-    const int b = i / D, d = i % D;
+  // 16 bytes per thread (D is a multiple of 8).
+  for (int i = threadIdx.x; i < p.batch * vecs; i += kTaskThreads) {
+    const int b = i / vecs, d = (i % vecs) * 8;
     const int pos = positions[b];
     if (pos < 0 || pos >= p.maxSeq)
       continue; // the host refuses such a step; never write out of bounds
     const size_t at = ((size_t(b) * p.kvHeads + h) * p.maxSeq + pos) * D + d;
-    kCache[at] = k[size_t(b) * p.kvHeads * D + size_t(h) * D + d];
-    vCache[at] = qkv[size_t(b) * p.qkvCols + p.vCol0 + size_t(h) * D + d];
+    *reinterpret_cast<uint4 *>(kCache + at) = *reinterpret_cast<const uint4 *>(
+        k + size_t(b) * p.kvHeads * D + size_t(h) * D + d);
+    *reinterpret_cast<uint4 *>(vCache + at) = *reinterpret_cast<const uint4 *>(
+        qkv + size_t(b) * p.qkvCols + p.vCol0 + size_t(h) * D + d);
   }
 }
 
