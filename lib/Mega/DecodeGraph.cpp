@@ -199,15 +199,18 @@ TGraph Builder::build() {
     }
 
     // Decode attention, GQA: one task per (batch row, KV head, chunk) reads
-    // the group's q heads and the chunk of the head's cache. Its run time
-    // depends on each request's length, so it is dispatched just in time
-    // (MPK §5.2) and so is the merge.
+    // the group's q heads and the chunk of the head's cache, then a merge
+    // per (row, KV head) when the sequence is split.
     int attn = tensor(p + "attn", {B, nH * D});
     int partO = -1, partLse = -1;
     if (chunks > 1) {
       partO = tensor(p + "attn_part", {B, nKV, chunks, group * D});
       partLse = tensor(p + "attn_lse", {B, nKV, chunks, group});
     }
+    // Just-in-time where each request's length makes the tasks' costs vary
+    // (MPK §5.2); one request's tasks are known ahead and cost alike, and
+    // ahead of time they skip the scheduler's hop.
+    const LaunchMode attnLaunch = B == 1 ? LaunchMode::Aot : LaunchMode::Jit;
     int attnOp = op(p + "attention", OpKind::DecodeAttention, layer,
                     {{"batch", num(B)},
                      {"kv_heads", num(nKV)},
@@ -216,7 +219,7 @@ TGraph Builder::build() {
                      {"max_seq", num(S)},
                      {"chunks", num(chunks)},
                      {"chunk", num(chunkLen)}},
-                    LaunchMode::Jit);
+                    attnLaunch);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < nKV; ++h)
         for (int64_t ch = 0; ch < chunks; ++ch) {
@@ -243,7 +246,7 @@ TGraph Builder::build() {
                        {{"chunks", num(chunks)},
                         {"group", num(group)},
                         {"head_dim", num(D)}},
-                       LaunchMode::Jit);
+                       attnLaunch);
       for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < nKV; ++h) {
           Interval row{b, b + 1};

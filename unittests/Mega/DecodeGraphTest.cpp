@@ -175,7 +175,14 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   EXPECT_EQ(perKind[OpKind::LinearResidual], 28u * (64u + 64u));
   // SiLU-mul: the gate/up tiles, 96 of 32 columns.
   EXPECT_EQ(perKind[OpKind::SiluMul], 28u * 96u);
+  // One request: every task is known ahead (attention's tasks cost alike).
   for (const Operator &op : g.ops)
+    EXPECT_EQ(op.launch, LaunchMode::Aot) << op.name;
+  // Several requests: attention and merge are just-in-time (their costs
+  // follow each request's length), the rest ahead of time.
+  o.batch = 4;
+  TGraph g4 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
+  for (const Operator &op : g4.ops)
     EXPECT_EQ(op.launch == LaunchMode::Jit,
               op.kind == OpKind::DecodeAttention ||
                   op.kind == OpKind::AttentionMerge)

@@ -259,12 +259,14 @@ class ReferenceDecoder:
                 raise ValueError(f'prompt length {len(row)} not in 1..{self.max_seq}')
         return torch.stack([self._prefill_row(b, row) for b, row in enumerate(ids)])
 
-    def decode(self, tokens, positions=None):
+    def decode(self, tokens, positions=None, advance=True):
         """One step for rows 0..B-1: tokens int [B] on the device; positions int32
         [B] (default: `lengths`), the cache slot of each new token, which must be
         < max_seq (unchecked: the check would sync). Row b attends to slots
         0..positions[b]. Returns float32 logits [B, vocab]; lengths[b] becomes
-        positions[b] + 1. Capturable in a CUDA graph: no host sync, static shapes.
+        positions[b] + 1 (unless advance is False: torch.compile's CUDA graphs
+        skip a function that writes a tensor it was not given). Capturable in a
+        CUDA graph: no host sync, static shapes.
         """
         b = tokens.shape[0]
         if b > self.max_batch:
@@ -285,7 +287,8 @@ class ReferenceDecoder:
 
         logits = self._forward(tokens.to(device=self.device, dtype=torch.long)[:, None],
                                cos[:, None, None], sin[:, None, None], attend)
-        self.lengths[:b] = (pos + 1).to(torch.int32)
+        if advance:
+            self.lengths[:b] = (pos + 1).to(torch.int32)
         return logits
 
     def generate(self, ids, n):

@@ -31,6 +31,20 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int b = tile / (p.chunks * p.kvHeads);
   const int D = p.headDim;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // q's loads first: they depend on nothing, and are in flight with the
+  // length's load and the cache copies (the values go to shared memory
+  // below).
+  const bf16 *q =
+      bufferAt<const bf16>(buffers, p.q) + (size_t(b) * p.kvHeads + h) * G * D;
+  constexpr int kQPerThread = (kAttnMaxGroup * 256 + kTaskThreads - 1) /
+                              kTaskThreads; // G * D <= 8 * 256
+  float qv[(G * 256 + kTaskThreads - 1) / kTaskThreads];
+  static_assert(sizeof(qv) / sizeof(float) <= kQPerThread, "q fits");
+#pragma unroll
+  for (int u = 0; u < int(sizeof(qv) / sizeof(float)); ++u) {
+    const int i = threadIdx.x + u * kTaskThreads;
+    qv[u] = i < G * D ? toFloat(q[i]) : 0.f;
+  }
   const int len = bufferAt<const int32_t>(buffers, p.positions)[b] + 1;
   const int s0 = ch * p.chunkLen;
   const int s1 = min(min(s0 + p.chunkLen, len), p.maxSeq);
@@ -89,10 +103,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       issue(j);
   }
 
-  const bf16 *q =
-      bufferAt<const bf16>(buffers, p.q) + (size_t(b) * p.kvHeads + h) * G * D;
-  for (int i = threadIdx.x; i < G * D; i += kTaskThreads)
-    qs[i] = toFloat(q[i]) * p.scale;
+#pragma unroll
+  for (int u = 0; u < int(sizeof(qv) / sizeof(float)); ++u) {
+    const int i = threadIdx.x + u * kTaskThreads;
+    if (i < G * D)
+      qs[i] = qv[u] * p.scale;
+  }
   if (threadIdx.x < G) {
     runMax[threadIdx.x] = -INFINITY;
     runSum[threadIdx.x] = 0.f;

@@ -64,19 +64,27 @@ __device__ inline void qkNormRopeTask(const QkNormRopeParams &p,
                                    float(2 * ((lane + 32 * j) % half)) /
                                        float(D))
                      : 0.f;
+  // The norm weights once per task; a row's loads all issued before use.
+  float w[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+    w[j] = p.qkNorm && lane + 32 * j < D ? toFloat(normW[lane + 32 * j]) : 0.f;
   for (int b = warp; b < p.batch; b += kTaskWarps) {
     const bf16 *src = qkv + size_t(b) * p.qkvCols + size_t(h) * D;
-    float ss = 0.f;
-    for (int d = lane; d < D; d += 32) {
-      float v = toFloat(src[d]);
-      xs[d] = v;
-      ss = fmaf(v, v, ss);
-    }
+    float v[8], ss = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      v[j] = lane + 32 * j < D ? toFloat(src[lane + 32 * j]) : 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      ss = fmaf(v[j], v[j], ss);
     const float scale =
         p.qkNorm ? rsqrtf(warpSum(ss) / float(D) + p.eps) : 1.f;
-    if (p.qkNorm)
-      for (int d = lane; d < D; d += 32)
-        xs[d] = roundBf16(toFloat(normW[d]) * roundBf16(xs[d] * scale));
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (lane + 32 * j < D)
+        xs[lane + 32 * j] =
+            p.qkNorm ? roundBf16(w[j] * roundBf16(v[j] * scale)) : v[j];
     __syncwarp();
     const float pos = float(positions[b]);
     float cs[4], sn[4];
