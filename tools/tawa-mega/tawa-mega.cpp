@@ -67,7 +67,9 @@ Options:
   --model FILE         the model's config.json (required)
   --batch N            requests decoded together, 1..4096 (default 1)
   --max-seq S          KV-cache capacity per request, 1..1048576 (default 4096)
-  --sms N              SMs the tiles are sized for, 1..1024 (default 132)
+  --sms N              SMs an operator's tiles fill, 1..1024 (default 132;
+                       the runtime plans for its workers: 128 on an H100
+                       with 4 scheduler CTAs)
   --no-prune           leave out prune-transitive
   --print-after-all    print the graph after building it and after each pass
   --print-after=PASS   print the graph after PASS ('build' for the built
@@ -137,8 +139,9 @@ const char *kBindUsage =
 Binds the decode graph of CONFIG.json to data (docs/MEGAKERNEL.md, "Binding"):
 prints every buffer the step touches (weights under their Hugging Face names,
 the graph's tensors, the step's inputs and outputs) with its type, shape and
-kind, then each operator's task-function parameters. Fails, with the reason,
-on shapes the task functions do not take.
+kind, then each operator's task-function parameters (for linears the plan's
+weight ring in bytes, ring=; for attention the shared memory below it,
+low_smem=). Fails, with the reason, on shapes the task functions do not take.
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
