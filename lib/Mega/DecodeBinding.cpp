@@ -68,9 +68,6 @@ static_assert(taskKindOf(OpKind::Embedding) == uint8_t(TaskKind::Embedding) &&
                       uint8_t(TaskKind::RmsNormLinear) &&
                   taskKindOf(OpKind::LinearResidual) ==
                       uint8_t(TaskKind::LinearResidual) &&
-                  taskKindOf(OpKind::QkNormRope) ==
-                      uint8_t(TaskKind::QkNormRope) &&
-                  taskKindOf(OpKind::KvAppend) == uint8_t(TaskKind::KvAppend) &&
                   taskKindOf(OpKind::DecodeAttention) ==
                       uint8_t(TaskKind::DecodeAttention) &&
                   taskKindOf(OpKind::AttentionMerge) ==
@@ -318,46 +315,13 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
   case OpKind::RmsNormLinear:
   case OpKind::LinearResidual:
     return bindLinear(op, out);
-  case OpKind::QkNormRope: {
-    QkNormRopeParams p{};
+  case OpKind::DecodeAttention: {
+    DecodeAttentionParams p{};
     p.qkv = tensor(lp + "qkv");
     p.qNorm =
         c.qkNorm ? weight(wp + "self_attn.q_norm.weight", {D}) : kNoBuffer;
     p.kNorm =
         c.qkNorm ? weight(wp + "self_attn.k_norm.weight", {D}) : kNoBuffer;
-    p.q = tensor(lp + "q");
-    p.k = tensor(lp + "k");
-    p.positions = b.positions;
-    p.batch = B;
-    p.qHeads = static_cast<int32_t>(nH);
-    p.kvHeads = static_cast<int32_t>(nKV);
-    p.headDim = static_cast<int32_t>(D);
-    p.qkvCols = qkvCols;
-    p.qkNorm = c.qkNorm ? 1 : 0;
-    p.eps = static_cast<float>(c.rmsNormEps);
-    p.ropeTheta = static_cast<float>(c.ropeTheta);
-    out = pack(p);
-    return p.qkv != kNoBuffer && p.q != kNoBuffer && p.k != kNoBuffer;
-  }
-  case OpKind::KvAppend: {
-    KvAppendParams p{};
-    p.k = tensor(lp + "k");
-    p.qkv = tensor(lp + "qkv");
-    p.kCache = tensor(lp + "k_cache");
-    p.vCache = tensor(lp + "v_cache");
-    p.positions = b.positions;
-    p.batch = B;
-    p.kvHeads = static_cast<int32_t>(nKV);
-    p.headDim = static_cast<int32_t>(D);
-    p.maxSeq = static_cast<int32_t>(o.maxSeq);
-    p.qkvCols = qkvCols;
-    p.vCol0 = static_cast<int32_t>((nH + nKV) * D);
-    out = pack(p);
-    return p.kCache != kNoBuffer && p.vCache != kNoBuffer;
-  }
-  case OpKind::DecodeAttention: {
-    DecodeAttentionParams p{};
-    p.q = tensor(lp + "q");
     p.kCache = tensor(lp + "k_cache");
     p.vCache = tensor(lp + "v_cache");
     p.positions = b.positions;
@@ -378,9 +342,13 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     } else {
       p.out = tensor(lp + "attn");
     }
+    p.qkvCols = qkvCols;
+    p.qkNorm = c.qkNorm ? 1 : 0;
     p.scale = static_cast<float>(1.0 / std::sqrt(double(D)));
+    p.eps = static_cast<float>(c.rmsNormEps);
+    p.ropeTheta = static_cast<float>(c.ropeTheta);
     out = pack(p);
-    return error.empty();
+    return error.empty() && p.qkv != kNoBuffer;
   }
   case OpKind::AttentionMerge: {
     AttentionMergeParams p{};
@@ -480,25 +448,15 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
          << " ring=" << p.ringBytes;
       break;
     }
-    case OpKind::QkNormRope: {
-      auto p = paramsAs<QkNormRopeParams>(raw);
-      os << " qkv=" << name(p.qkv) << " q_norm=" << name(p.qNorm)
-         << " k_norm=" << name(p.kNorm) << " q=" << name(p.q)
-         << " k=" << name(p.k) << " heads=" << p.qHeads << "+" << p.kvHeads
-         << " d=" << p.headDim << " theta=" << p.ropeTheta;
-      break;
-    }
-    case OpKind::KvAppend: {
-      auto p = paramsAs<KvAppendParams>(raw);
-      os << " k=" << name(p.k) << " v=" << name(p.qkv) << "[" << p.vCol0
-         << ":] caches=" << name(p.kCache) << "," << name(p.vCache);
-      break;
-    }
     case OpKind::DecodeAttention: {
       auto p = paramsAs<DecodeAttentionParams>(raw);
-      os << " q=" << name(p.q) << " out=" << name(p.out)
+      os << " qkv=" << name(p.qkv) << " q_norm=" << name(p.qNorm)
+         << " k_norm=" << name(p.kNorm) << " caches=" << name(p.kCache) << ","
+         << name(p.vCache) << " out=" << name(p.out)
          << " part=" << name(p.partOut) << "," << name(p.partLse)
-         << " group=" << p.group << " chunks=" << p.chunks << "x" << p.chunkLen
+         << " group=" << p.group << " d=" << p.headDim
+         << " theta=" << p.ropeTheta << " chunks=" << p.chunks << "x"
+         << p.chunkLen
          << " low_smem=" << p.lowSmemBytes;
       break;
     }

@@ -1,8 +1,9 @@
 //===- DecodeGraph.cpp - one decode step of a decoder LLM as tasks --------===//
 //
 // Tensors are single-assignment within the step (each activation written once,
-// by disjoint tiles), so the only write-after-read hazards are on the KV cache,
-// which is written before it is read. Weights are read-only and do not appear:
+// by disjoint tiles). The KV cache is the one tensor both read and written:
+// an attention task writes the step's row inside the chunk it reads, so no
+// other task touches those bytes. Weights are read-only and do not appear:
 // they create no dependency. RMSNorm is fused into the linear that consumes it
 // (each linear tile reads whole input rows anyway, so it recomputes the rows'
 // scale at the cost of B * hidden reads); the residual adds are fused into the
@@ -78,25 +79,13 @@ private:
   /// A linear over rows of `in` ([B, k]) into `columns` output columns. Each
   /// tile reads whole input rows (the reduction dimension is not split) and
   /// writes `writeBox(rows, cols)`; `extraReads` adds reads per tile (the
-  /// residual's tile).
-  /// With `align` > 0 the width divides `align` or is a multiple of it, so
-  /// that no tile straddles two consumer tiles of `align` columns (a tile
-  /// that did would trigger two events, and normalization would add empty
-  /// tasks). Returns the width.
+  /// residual's tile). Returns the width.
   template <typename WriteFn, typename ExtraFn>
   int64_t linearTiles(int opId, int in, int64_t k, int64_t columns,
-                      WriteFn writeBox, ExtraFn extraReads,
-                      int64_t align = 0) {
+                      WriteFn writeBox, ExtraFn extraReads) {
     int64_t rowTiles = ceilDiv(o.batch, kRowTile);
     int64_t width =
         chooseTileWidth(columns, rowTiles, o.sms, kLinearColumnGranule);
-    if (align > 0 && width < columns && align % width != 0 &&
-        width % align != 0) {
-      int64_t w = width;
-      while (w < align && align % w != 0)
-        w += kLinearColumnGranule;
-      width = w < align ? w : roundUp(width, align);
-    }
     int64_t colTiles = ceilDiv(columns, width);
     Operator &opRef = g.ops[opId];
     opRef.attrs.insert(opRef.attrs.begin(),
@@ -154,53 +143,25 @@ TGraph Builder::build() {
     const int64_t qkvCols = (nH + 2 * nKV) * D;
     int qkv = tensor(p + "qkv", {B, qkvCols});
     int qkvOp = op(p + "qkv", OpKind::RmsNormLinear, layer, {{"eps", eps}});
-    // Tiles align with heads: each q/k norm + RoPE task and each KV append
-    // reads whole tiles.
     linearTiles(
         qkvOp, x, H, qkvCols,
         [&](Interval r, Interval cl) {
           return box(qkv, {r, cl});
         },
-        noExtra, D);
+        noExtra);
 
-    // Per-head q/k RMSNorm (Qwen3) and RoPE: one task per head, all rows.
-    int q = tensor(p + "q", {B, nH * D});
-    int k = tensor(p + "k", {B, nKV * D});
-    int ropeOp = op(p + "qk_norm_rope", OpKind::QkNormRope, layer,
-                    {{"q_heads", num(nH)},
-                     {"kv_heads", num(nKV)},
-                     {"head_dim", num(D)},
-                     {"qk_norm", c.qkNorm ? "1" : "0"},
-                     {"rope_theta", formatDouble(c.ropeTheta)},
-                     {"eps", eps}});
-    for (int64_t h = 0; h < nH + nKV; ++h) {
-      bool isQ = h < nH;
-      int64_t within = isQ ? h : h - nH;
-      Interval src{h * D, (h + 1) * D};
-      Interval dst{within * D, (within + 1) * D};
-      task(ropeOp, h, {box(qkv, {{0, B}, src})},
-           {box(isQ ? q : k, {{0, B}, dst})});
-    }
-
-    // KV-cache append. The step's position is only known at run time, so
-    // the task's write is taken to cover its head's whole sequence: every
-    // attention chunk of the head then waits for it.
     int kCache = tensor(p + "k_cache", {B, nKV, S, D}, TensorRole::State);
     int vCache = tensor(p + "v_cache", {B, nKV, S, D}, TensorRole::State);
-    int appendOp =
-        op(p + "kv_append", OpKind::KvAppend, layer,
-           {{"kv_heads", num(nKV)}, {"head_dim", num(D)}, {"max_seq", num(S)}});
-    for (int64_t h = 0; h < nKV; ++h) {
-      Interval kCols{h * D, (h + 1) * D};
-      Interval vCols{(nH + nKV + h) * D, (nH + nKV + h + 1) * D};
-      std::vector<Interval> cacheBox{{0, B}, {h, h + 1}, {0, S}, {0, D}};
-      task(appendOp, h, {box(k, {{0, B}, kCols}), box(qkv, {{0, B}, vCols})},
-           {box(kCache, cacheBox), box(vCache, cacheBox)});
-    }
-
     // Decode attention, GQA: one task per (batch row, KV head, chunk) reads
     // the group's q heads and the chunk of the head's cache, then a merge
-    // per (row, KV head) when the sequence is split.
+    // per (row, KV head) when the sequence is split. Each task applies the
+    // q/k RMSNorm (Qwen3) and RoPE to its heads itself, and the chunk that
+    // holds the step's position (known only at run time) appends the new k
+    // and v there: a task's written cache box is its own chunk. It is taken
+    // to read the row's whole QKV output, so that the attention tasks wait
+    // for one event of all the projection's tiles rather than for
+    // projection tiles that straddle heads (a tile triggering two events
+    // would need an empty task after normalization).
     int attn = tensor(p + "attn", {B, nH * D});
     int partO = -1, partLse = -1;
     if (chunks > 1) {
@@ -216,6 +177,9 @@ TGraph Builder::build() {
                      {"kv_heads", num(nKV)},
                      {"group", num(group)},
                      {"head_dim", num(D)},
+                     {"qk_norm", c.qkNorm ? "1" : "0"},
+                     {"rope_theta", formatDouble(c.ropeTheta)},
+                     {"eps", eps},
                      {"max_seq", num(S)},
                      {"chunks", num(chunks)},
                      {"chunk", num(chunkLen)}},
@@ -227,7 +191,8 @@ TGraph Builder::build() {
           Interval qCols{h * group * D, (h + 1) * group * D};
           Interval seq{ch * chunkLen, std::min(S, (ch + 1) * chunkLen)};
           std::vector<Interval> cacheBox{row, {h, h + 1}, seq, {0, D}};
-          std::vector<Region> writes;
+          std::vector<Region> writes{box(kCache, cacheBox),
+                                     box(vCache, cacheBox)};
           if (chunks > 1) {
             writes.push_back(
                 box(partO, {row, {h, h + 1}, {ch, ch + 1}, {0, group * D}}));
@@ -237,7 +202,7 @@ TGraph Builder::build() {
             writes.push_back(box(attn, {row, qCols}));
           }
           task(attnOp, (b * nKV + h) * chunks + ch,
-               {box(q, {row, qCols}), box(kCache, cacheBox),
+               {box(qkv, {row, {0, qkvCols}}), box(kCache, cacheBox),
                 box(vCache, cacheBox)},
                std::move(writes));
         }

@@ -24,8 +24,6 @@ const KindName kKindNames[] = {
     {OpKind::Embedding, "embedding"},
     {OpKind::RmsNormLinear, "rmsnorm_linear"},
     {OpKind::LinearResidual, "linear_residual"},
-    {OpKind::QkNormRope, "qk_norm_rope"},
-    {OpKind::KvAppend, "kv_append"},
     {OpKind::DecodeAttention, "decode_attention"},
     {OpKind::AttentionMerge, "attention_merge"},
     {OpKind::SiluMul, "silu_mul"},

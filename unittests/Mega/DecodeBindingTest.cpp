@@ -119,6 +119,13 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   EXPECT_EQ(b.buffers[p.partOut].name, "l0.attn_part");
   EXPECT_EQ(p.group, 2);
   EXPECT_FLOAT_EQ(p.scale, 1.0f / std::sqrt(128.0f));
+  // q, k and v from the projection, normalized and rotated by the task.
+  EXPECT_EQ(b.buffers[p.qkv].name, "l0.qkv");
+  EXPECT_EQ(p.qkvCols, (16 + 2 * 8) * 128);
+  EXPECT_EQ(p.qkNorm, 1);
+  EXPECT_EQ(b.buffers[p.qNorm].name, "model.layers.0.self_attn.q_norm.weight");
+  EXPECT_EQ(b.buffers[p.kNorm].name, "model.layers.0.self_attn.k_norm.weight");
+  EXPECT_FLOAT_EQ(p.ropeTheta, 1000000.0f);
 
   o.batch = 4; // chunks are at least 64 positions: no split
   o.maxSeq = 64;
@@ -145,10 +152,12 @@ TEST(DecodeBinding, PassesKeepOperatorIndices) {
     EXPECT_EQ(g.ops[i].name, before[i]);
   // Llama has no q/k norm.
   int i = 0;
-  opNamed(g, "l0.qk_norm_rope", i);
-  auto p = paramsAs<QkNormRopeParams>(b.params[i]);
+  opNamed(g, "l0.attention", i);
+  auto p = paramsAs<DecodeAttentionParams>(b.params[i]);
   EXPECT_EQ(p.qkNorm, 0);
   EXPECT_EQ(p.qNorm, kNoBuffer);
+  EXPECT_EQ(p.kNorm, kNoBuffer);
+  EXPECT_EQ(b.buffers[p.qkv].name, "l0.qkv");
 }
 
 TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {

@@ -2,11 +2,13 @@
 
 #include "tawa/Mega/DecodeGraph.h"
 #include "TestInputs.h"
+#include "tawa/Mega/Passes.h"
 #include "tawa/Mega/Verifier.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 using namespace tawa::mega;
 
@@ -161,11 +163,9 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   std::map<OpKind, size_t> perKind;
   for (const Task &t : g.tasks)
     ++perKind[g.ops[t.op].kind];
-  EXPECT_EQ(g.tasks.size(), 17397u);
-  EXPECT_EQ(g.ops.size(), 3u + 28u * 9u);
+  EXPECT_EQ(g.tasks.size(), 16501u);
+  EXPECT_EQ(g.ops.size(), 3u + 28u * 7u);
   EXPECT_EQ(perKind[OpKind::Embedding], 16u);
-  EXPECT_EQ(perKind[OpKind::QkNormRope], 28u * 24u);
-  EXPECT_EQ(perKind[OpKind::KvAppend], 28u * 8u);
   EXPECT_EQ(perKind[OpKind::DecodeAttention], 28u * 8u * 16u);
   EXPECT_EQ(perKind[OpKind::AttentionMerge], 28u * 8u);
   EXPECT_EQ(perKind[OpKind::Argmax], 1u);
@@ -187,6 +187,41 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
               op.kind == OpKind::DecodeAttention ||
                   op.kind == OpKind::AttentionMerge)
         << op.name;
+}
+
+// Attention reads the projection's output straight: the QKV tiles need not
+// align with heads, so the 8B projection's 6144 columns fill all 128 workers
+// (48 columns each) and every attention task of a row waits for one event.
+TEST(DecodeGraph, QkvFillsTheWorkersAndAttentionWaitsOnce) {
+  PlanOptions o;
+  o.sms = 128;
+  o.maxSeq = 512;
+  TGraph g = buildDecodeGraph(loadInputConfig("qwen3-8b.json"), o);
+  size_t qkvTiles = 0;
+  for (const Task &t : g.tasks)
+    qkvTiles += g.ops[t.op].name == "l0.qkv";
+  EXPECT_EQ(qkvTiles, 128u);
+  std::string error;
+  ASSERT_TRUE(analyzeTileDependencies(g, error)) << error;
+  std::map<int, int> producerOf; // event -> the task that triggers it
+  for (size_t t = 0; t < g.tasks.size(); ++t)
+    for (int e : g.tasks[t].triggers)
+      producerOf[e] = static_cast<int>(t);
+  size_t attention = 0;
+  for (const Task &t : g.tasks)
+    if (g.ops[t.op].name == "l0.attention") {
+      ++attention;
+      // Every QKV tile and nothing else: the cache rows a task reads are
+      // written by no other task.
+      std::set<int64_t> tiles;
+      for (int e : t.waits) {
+        const Task &p = g.tasks[producerOf.at(e)];
+        EXPECT_EQ(g.ops[p.op].name, "l0.qkv");
+        tiles.insert(p.tile);
+      }
+      EXPECT_EQ(tiles.size(), 128u);
+    }
+  EXPECT_EQ(attention, 8u * 8u); // 8 KV heads x 8 chunks of 64
 }
 
 TEST(DecodeGraph, LargeBatchesSplitLinearRows) {

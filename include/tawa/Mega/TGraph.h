@@ -64,9 +64,8 @@ enum class OpKind {
   Embedding,       ///< rows of the embedding table for the step's tokens
   RmsNormLinear,   ///< RMSNorm of whole input rows fused into a linear tile
   LinearResidual,  ///< linear tile plus the residual's matching tile
-  QkNormRope,      ///< per-head q/k RMSNorm (Qwen3) and rotary embedding
-  KvAppend,        ///< append this step's k and v of one KV head to the cache
-  DecodeAttention, ///< one (batch row, KV head, sequence chunk) of attention
+  DecodeAttention, ///< one (batch row, KV head, sequence chunk) of attention,
+                   ///< with q/k RMSNorm (Qwen3), RoPE and the KV-cache append
   AttentionMerge,  ///< merge the per-chunk partial outputs (log-sum-exp)
   SiluMul,         ///< silu(gate) * up, elementwise
   Argmax,          ///< greedy next token of one batch row

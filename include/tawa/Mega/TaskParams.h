@@ -26,12 +26,10 @@ enum class TaskKind : uint8_t {
   Embedding = 1,
   RmsNormLinear = 2,
   LinearResidual = 3,
-  QkNormRope = 4,
-  KvAppend = 5,
-  DecodeAttention = 6,
-  AttentionMerge = 7,
-  SiluMul = 8,
-  Argmax = 9,
+  DecodeAttention = 4,
+  AttentionMerge = 5,
+  SiluMul = 6,
+  Argmax = 7,
 };
 
 /// Element type of a bound buffer.
@@ -127,37 +125,18 @@ struct LinearParams {
   int32_t ringBytes; ///< the plan's weight ring, linearRingBytes(tileM)
 };
 
-/// QkNormRope: tile h < qHeads is q head h, else k head h - qHeads; each
-/// row's head is RMS-normalized (Qwen3, when qkNorm) and rotated by RoPE
-/// at the row's position.
-struct QkNormRopeParams {
-  uint32_t qkv;       ///< BF16 [B, (qHeads + 2 kvHeads) D]
-  uint32_t qNorm;     ///< BF16 [D] or kNoBuffer
-  uint32_t kNorm;     ///< BF16 [D] or kNoBuffer
-  uint32_t q;         ///< BF16 [B, qHeads D]
-  uint32_t k;         ///< BF16 [B, kvHeads D]
-  uint32_t positions; ///< I32 [B]
-  int32_t batch, qHeads, kvHeads, headDim, qkvCols, qkNorm;
-  float eps, ropeTheta;
-};
-
-/// KvAppend: tile h writes KV head h of every row at the row's position.
-struct KvAppendParams {
-  uint32_t k;      ///< BF16 [B, kvHeads D] (normalized, rotated)
-  uint32_t qkv;    ///< BF16 [B, qkvCols]; v at column vCol0 + h D
-  uint32_t kCache; ///< BF16 [B, kvHeads, maxSeq, D]
-  uint32_t vCache; ///< BF16 [B, kvHeads, maxSeq, D]
-  uint32_t positions;
-  int32_t batch, kvHeads, headDim, maxSeq, qkvCols, vCol0;
-};
-
 /// DecodeAttention: tile (b, h, chunk) attends the `group` q heads of KV head
 /// h of row b over cache positions [chunk * chunkLen, (chunk + 1) * chunkLen)
-/// clipped to positions[b] + 1. With chunks == 1 it writes the output;
-/// otherwise the chunk's normalized output and log-sum-exp (natural log; an
-/// empty chunk writes -inf and zeros).
+/// clipped to positions[b] + 1. It reads q, k and v of row b from the QKV
+/// projection: q heads RMS-normalized per head (Qwen3, when qkNorm) and
+/// rotated by RoPE at the row's position, the same for k; the chunk holding
+/// positions[b] writes k and v there in the cache. With chunks == 1 it writes
+/// the output; otherwise the chunk's normalized output and log-sum-exp
+/// (natural log; an empty chunk writes -inf and zeros).
 struct DecodeAttentionParams {
-  uint32_t q;         ///< BF16 [B, qHeads D]
+  uint32_t qkv;       ///< BF16 [B, qkvCols]: q heads, k heads, v heads
+  uint32_t qNorm;     ///< BF16 [D] or kNoBuffer
+  uint32_t kNorm;     ///< BF16 [D] or kNoBuffer
   uint32_t kCache;    ///< BF16 [B, kvHeads, maxSeq, D]
   uint32_t vCache;    ///< BF16 [B, kvHeads, maxSeq, D]
   uint32_t positions; ///< I32 [B]
@@ -165,8 +144,10 @@ struct DecodeAttentionParams {
   uint32_t partOut;   ///< chunks > 1: F32 [B, kvHeads, chunks, group D]
   uint32_t partLse;   ///< chunks > 1: F32 [B, kvHeads, chunks, group]
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
+  int32_t qkvCols, qkNorm;
   int32_t lowSmemBytes; ///< shared memory below the plan's weight ring
-  float scale; ///< 1 / sqrt(D)
+  float scale;          ///< 1 / sqrt(D)
+  float eps, ropeTheta;
 };
 
 /// AttentionMerge: tile (b, h) combines the chunks' partial outputs.
@@ -197,8 +178,6 @@ struct alignas(16) OpParams {
 
 static_assert(sizeof(EmbeddingParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(LinearParams) <= sizeof(OpParams), "fits");
-static_assert(sizeof(QkNormRopeParams) <= sizeof(OpParams), "fits");
-static_assert(sizeof(KvAppendParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(DecodeAttentionParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(AttentionMergeParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(SiluMulParams) <= sizeof(OpParams), "fits");

@@ -55,13 +55,6 @@ struct DecodeTasks {
       linearTask(paramsOf<tawa::mega::LinearParams>(raw), buffers, d.tile,
                  prefetched);
       break;
-    case TaskKind::QkNormRope:
-      qkNormRopeTask(paramsOf<tawa::mega::QkNormRopeParams>(raw), buffers,
-                     d.tile);
-      break;
-    case TaskKind::KvAppend:
-      kvAppendTask(paramsOf<tawa::mega::KvAppendParams>(raw), buffers, d.tile);
-      break;
     case TaskKind::DecodeAttention:
       decodeAttentionTask(paramsOf<tawa::mega::DecodeAttentionParams>(raw),
                           buffers, d.tile);

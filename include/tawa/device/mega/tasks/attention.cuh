@@ -1,16 +1,20 @@
 // Decode attention over the KV cache (GQA) and the merge of split chunks.
 //
-// A task holds the `group` q heads that share KV head h of row b and walks
-// its chunk of cache positions in blocks (up to kAttnBlock positions, 64 KB
-// of keys): one thread bulk-copies the block's key rows and value rows into
-// shared memory (each a contiguous range of the cache, completing on its own
-// mbarrier), so the block's loads are in flight at once; then scores into
-// shared memory (D / 8 lanes per position, 16 bytes of its key row each), an
-// online softmax per head across blocks, and P·V with the same lanes reading
-// the value rows, each lane group summing its own positions; the groups'
-// partial outputs are added at the end. Float throughout; the output is
-// rounded to bf16, or kept in float with its log-sum-exp when the sequence is
-// split into chunks and a merge task combines them.
+// A task starts from the QKV projection's row: it normalizes (Qwen3's q/k
+// RMSNorm) and rotates (RoPE) the `group` q heads that share KV head h of row
+// b, and the chunk that holds the step's position does the same to the new k
+// and appends k and v to the cache — so no task of its own, and no hop, sits
+// between the projection and attention. It then walks its chunk of cache
+// positions in blocks (up to kAttnBlock positions, 64 KB of keys): one thread
+// bulk-copies the block's key rows and value rows into shared memory (each a
+// contiguous range of the cache, completing on its own mbarrier), so the
+// block's loads are in flight at once; then scores into shared memory (D / 8
+// lanes per position, 16 bytes of its key row each), an online softmax per
+// head across blocks, and P·V with the same lanes reading the value rows, each
+// lane group summing its own positions; the groups' partial outputs are added
+// at the end. Float throughout; the output is rounded to bf16, or kept in
+// float with its log-sum-exp when the sequence is split into chunks and a
+// merge task combines them.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
 #include "tawa/device/tma.cuh"
@@ -23,6 +27,48 @@ using tawa::mega::DecodeAttentionParams;
 constexpr int kAttnBlock = 512;  ///< cache positions scored per block
 constexpr int kAttnMaxGroup = 8; ///< q heads per KV head (1, 2, 4, 8)
 
+/// Qwen3's per-head RMSNorm (when `qkNorm`, with weights w) and RoPE of one head held by a
+/// warp, in place: lane l holds elements l + 32 j (j < D / 32) in v; cos and
+/// sin are the lane's distinct frequencies at the row's position (RoPE pairs
+/// element d with d ± D / 2, which another lane holds, so the normalized head
+/// passes through the warp's [D] of `xs`). Rounds to bf16 where the reference
+/// does: weight * bf16(x * rsqrt(mean(x²) + eps)), then x * cos +
+/// rotate_half(x) * sin, each product and the sum in bf16.
+__device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
+                                    bool qkNorm, float eps, int D,
+                                    const float (&cs)[4], const float (&sn)[4],
+                                    int distinct, float *xs, int lane) {
+  float scale = 1.f;
+  if (qkNorm) {
+    float ss = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      ss = fmaf(v[j], v[j], ss);
+    scale = rsqrtf(warpSum(ss) / float(D) + eps);
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+    if (lane + 32 * j < D)
+      xs[lane + 32 * j] = qkNorm ? roundBf16(w[j] * roundBf16(v[j] * scale))
+                                 : v[j];
+  __syncwarp();
+  const int half = D / 2;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int d = lane + 32 * j;
+    if (d < D) {
+      // Index j mod distinct with static indices (registers, not a frame).
+      const float c = distinct == 1 ? cs[0] : distinct == 2 ? cs[j & 1]
+                                                            : cs[j & 3];
+      const float s = distinct == 1 ? sn[0] : distinct == 2 ? sn[j & 1]
+                                                            : sn[j & 3];
+      const float rot = d < half ? -xs[d + half] : xs[d - half];
+      v[j] = roundBf16(roundBf16(xs[d] * c) + roundBf16(rot * s));
+    }
+  }
+  __syncwarp(); // xs is rewritten by the warp's next head
+}
+
 template <int G>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      void *const *buffers, uint32_t tile) {
@@ -31,23 +77,46 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int b = tile / (p.chunks * p.kvHeads);
   const int D = p.headDim;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // q's loads first: they depend on nothing, and are in flight with the
-  // length's load and the cache copies (the values go to shared memory
-  // below).
-  const bf16 *q =
-      bufferAt<const bf16>(buffers, p.q) + (size_t(b) * p.kvHeads + h) * G * D;
-  constexpr int kQPerThread = (kAttnMaxGroup * 256 + kTaskThreads - 1) /
-                              kTaskThreads; // G * D <= 8 * 256
-  float qv[(G * 256 + kTaskThreads - 1) / kTaskThreads];
-  static_assert(sizeof(qv) / sizeof(float) <= kQPerThread, "q fits");
+  // This row's q heads of the group and its new k and v, straight from the
+  // QKV projection: their loads first, in flight with the position's load
+  // and the cache copies. Warp w normalizes and rotates heads w, w + warps,
+  // ... of the G q heads and the k head (item G).
+  const bf16 *qkvRow =
+      bufferAt<const bf16>(buffers, p.qkv) + size_t(b) * p.qkvCols;
+  constexpr int kItems = (G + 1 + kTaskWarps - 1) / kTaskWarps;
+  float hv[kItems][8];
 #pragma unroll
-  for (int u = 0; u < int(sizeof(qv) / sizeof(float)); ++u) {
-    const int i = threadIdx.x + u * kTaskThreads;
-    qv[u] = i < G * D ? toFloat(q[i]) : 0.f;
+  for (int it = 0; it < kItems; ++it) {
+    const int item = warp + it * kTaskWarps;
+    const bf16 *src =
+        qkvRow + (item < G ? size_t(h * G + item) * D
+                           : size_t(p.kvHeads * G + h) * D);
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      hv[it][j] = item <= G && lane + 32 * j < D ? toFloat(src[lane + 32 * j])
+                                                 : 0.f;
   }
-  const int len = bufferAt<const int32_t>(buffers, p.positions)[b] + 1;
+  uint4 vNewPart = make_uint4(0, 0, 0, 0); // thread t < D / 8: v[8t, 8t + 8)
+  if (threadIdx.x < D / 8)
+    vNewPart = *reinterpret_cast<const uint4 *>(
+        qkvRow + size_t((p.kvHeads * G + p.kvHeads + h) * D) + threadIdx.x * 8);
+  float wq[8], wk[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const bool in = p.qkNorm && lane + 32 * j < D;
+    wq[j] = in ? toFloat(bufferAt<const bf16>(buffers, p.qNorm)[lane + 32 * j])
+               : 0.f;
+    wk[j] = in ? toFloat(bufferAt<const bf16>(buffers, p.kNorm)[lane + 32 * j])
+               : 0.f;
+  }
+  const int pos = bufferAt<const int32_t>(buffers, p.positions)[b];
   const int s0 = ch * p.chunkLen;
-  const int s1 = min(min(s0 + p.chunkLen, len), p.maxSeq);
+  const int s1 = min(min(s0 + p.chunkLen, pos + 1), p.maxSeq);
+  // The chunk that holds this step's position appends its k and v to the
+  // cache, and reads that row from shared memory rather than the cache (no
+  // task of the step reads a row another task wrote: the copies need no
+  // proxy fence). The host refuses a position outside [0, maxSeq).
+  const bool holdsNew = pos >= s0 && pos < s1;
   // A position's row is D / 8 lanes of 8 columns; a warp covers 32 / (D / 8)
   // positions at once (D / 8 is a power of two dividing 32).
   const int rowLanes = D / 8, perWarp = 32 / rowLanes;
@@ -59,20 +128,24 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   // computes), fewer positions when the partial outputs of many lane groups
   // leave less room below the linear's weight ring (p.lowSmemBytes), which
   // the worker may be filling for its next task.
-  const int fixedBytes =
-      128 + G * D * 4 + 3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
+  const int fixedBytes = 128 + G * D * 4 + kTaskWarps * D * 4 + D * 4 +
+                         3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
   const int blockLen =
       min(min(kAttnBlock, 32768 / D),
           (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
   const int blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
 
-  // Shared memory: q [G][D] (scaled), scores [G][blockLen], per-head running
-  // max / sum / block rescale, partial outputs [slots][G][D], then the two
-  // buffers' keys and values [blockLen][D]. The barriers are the worker's
+  // Shared memory: q [G][D] (scaled), the warps' RoPE scratch [warps][D], the
+  // new k and v rows [D] (bf16), scores [G][blockLen], per-head running max /
+  // sum / block rescale, partial outputs [slots][G][D], then the two buffers'
+  // keys and values [blockLen][D]. The barriers are the worker's
   // (TaskBarriers: keys and values of buffer 0, then of buffer 1).
   TaskBarriers &tb = taskBarriers();
   float *qs = reinterpret_cast<float *>(taskSmem() + 128);
-  float *scores = qs + G * D;
+  float *xs = qs + G * D;
+  bf16 *kNew = reinterpret_cast<bf16 *>(xs + kTaskWarps * D);
+  bf16 *vNew = kNew + D;
+  float *scores = reinterpret_cast<float *>(vNew + D);
   float *runMax = scores + G * blockLen;
   float *runSum = runMax + kAttnMaxGroup;
   float *rescale = runSum + kAttnMaxGroup;
@@ -83,31 +156,77 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const bf16 *kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
   const bf16 *vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
   // Thread 0: the copies of block j into buffer j % 2.
+  // The last block of the chunk that holds the new row copies one row less
+  // (possibly none: the barriers then complete on the arrival alone).
   auto issue = [&](int j) {
     const int buf = j % 2, blk = s0 + j * blockLen;
-    const uint32_t bytes = uint32_t(min(blockLen, s1 - blk) * D * 2);
+    const int rows =
+        min(blockLen, s1 - blk) - (holdsNew && j == blocks - 1 ? 1 : 0);
+    const uint32_t bytes = uint32_t(rows * D * 2);
     bf16 *kS = kvS + buf * 2 * blockLen * D;
     mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
-    bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf]);
     mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
-    bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
-             &tb.kv[2 * buf + 1]);
+    if (bytes > 0) {
+      bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf]);
+      bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
+               &tb.kv[2 * buf + 1]);
+    }
   };
   // The cache rows go first: they are the task's bytes.
-  if (threadIdx.x == 0) {
-    // This step's cache rows were appended by other CTAs (visible to this
-    // CTA after the runtime's acquire and barrier); the bulk copies read
-    // them through the async proxy.
-    fenceProxyAsyncGlobal();
+  if (threadIdx.x == 0)
     for (int j = 0; j < min(blocks, 2); ++j)
       issue(j);
-  }
 
+  // q (scaled) and the new k into shared memory; the new k and v into the
+  // cache for the steps after this one.
+  {
+    const int half = D / 2, distinct = max(1, half / 32);
+    float cs[4], sn[4];
 #pragma unroll
-  for (int u = 0; u < int(sizeof(qv) / sizeof(float)); ++u) {
-    const int i = threadIdx.x + u * kTaskThreads;
-    if (i < G * D)
-      qs[i] = qv[u] * p.scale;
+    for (int j = 0; j < 4; ++j) {
+      cs[j] = sn[j] = 0.f;
+      if (j < distinct) {
+        const float invFreq = 1.0f / powf(p.ropeTheta,
+                                          float(2 * ((lane + 32 * j) % half)) /
+                                              float(D));
+        sincosf(float(pos) * invFreq, &sn[j], &cs[j]);
+        cs[j] = roundBf16(cs[j]);
+        sn[j] = roundBf16(sn[j]);
+      }
+    }
+    bf16 *kCacheRow = bufferAt<bf16>(buffers, p.kCache) +
+                      (headBase + size_t(max(pos, 0))) * D;
+    bf16 *vCacheRow = bufferAt<bf16>(buffers, p.vCache) +
+                      (headBase + size_t(max(pos, 0))) * D;
+#pragma unroll
+    for (int it = 0; it < kItems; ++it) {
+      const int item = warp + it * kTaskWarps;
+      if (item > G || (item == G && !holdsNew))
+        continue; // warp-uniform
+      const bool isQ = item < G;
+      float w[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        w[j] = isQ ? wq[j] : wk[j];
+      normRopeHead(hv[it], w, p.qkNorm != 0, p.eps, D, cs, sn, distinct,
+                   xs + warp * D, lane);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int d = lane + 32 * j;
+        if (d >= D)
+          continue;
+        if (isQ) {
+          qs[item * D + d] = hv[it][j] * p.scale;
+        } else {
+          kNew[d] = toBf16(hv[it][j]);
+          kCacheRow[d] = toBf16(hv[it][j]);
+        }
+      }
+    }
+    if (holdsNew && threadIdx.x < D / 8) {
+      reinterpret_cast<uint4 *>(vNew)[threadIdx.x] = vNewPart;
+      reinterpret_cast<uint4 *>(vCacheRow)[threadIdx.x] = vNewPart;
+    }
   }
   if (threadIdx.x < G) {
     runMax[threadIdx.x] = -INFINITY;
@@ -130,6 +249,8 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     const int n = min(blockLen, s1 - blk);
     const bf16 *kS = kvS + buf * 2 * blockLen * D;
     const bf16 *vS = kS + blockLen * D;
+    // The block's row that is this step's (read from kNew / vNew), or none.
+    const int newAt = holdsNew && j == blocks - 1 ? n - 1 : -1;
     const uint32_t par = (phase >> buf) & 1;
     mbarrierWait(&tb.kv[2 * buf], par);
     // Scores: the lanes of a slot each take 8 columns of its key row. The
@@ -145,7 +266,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         const int s = base + u * slots + sub;
         float kf[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
         if (s < n)
-          unpack8(*reinterpret_cast<const uint4 *>(kS + s * D + col), kf);
+          unpack8(*reinterpret_cast<const uint4 *>(
+                      (s == newAt ? kNew : kS + s * D) + col),
+                  kf);
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           const float4 a = *reinterpret_cast<const float4 *>(qs + g * D + col);
@@ -205,7 +328,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 #pragma unroll 4
     for (int s = slot; s < n; s += slots) {
       float vf[8];
-      unpack8(*reinterpret_cast<const uint4 *>(vS + s * D + col), vf);
+      unpack8(*reinterpret_cast<const uint4 *>(
+                  (s == newAt ? vNew : vS + s * D) + col),
+              vf);
 #pragma unroll
       for (int g = 0; g < G; ++g) {
         const float pg = scores[g * blockLen + s];
