@@ -126,6 +126,9 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   EXPECT_EQ(b.buffers[p.qNorm].name, "model.layers.0.self_attn.q_norm.weight");
   EXPECT_EQ(b.buffers[p.kNorm].name, "model.layers.0.self_attn.k_norm.weight");
   EXPECT_FLOAT_EQ(p.ropeTheta, 1000000.0f);
+  // One request: every task is AOT, so the worker may issue an attention
+  // tile's cache copies before its inputs are ready.
+  EXPECT_EQ(p.prefetch, 1);
 
   o.batch = 4; // chunks are at least 64 positions: no split
   o.maxSeq = 64;
@@ -134,6 +137,7 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   p = paramsAs<DecodeAttentionParams>(b.params[i]);
   EXPECT_EQ(p.chunks, 1);
   EXPECT_EQ(b.buffers[p.out].name, "l0.attn");
+  EXPECT_EQ(p.prefetch, 0); // just-in-time tasks could run in between
 }
 
 TEST(DecodeBinding, PassesKeepOperatorIndices) {

@@ -146,6 +146,10 @@ struct DecodeAttentionParams {
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
   int32_t qkvCols, qkNorm;
   int32_t lowSmemBytes; ///< shared memory below the plan's weight ring
+  /// 1: the plan has no just-in-time task, so a worker may issue a tile's
+  /// cache copies before the tile's inputs are ready (nothing else runs on
+  /// it in between to overwrite them).
+  int32_t prefetch;
   float scale;          ///< 1 / sqrt(D)
   float eps, ropeTheta;
 };

@@ -36,16 +36,6 @@ __device__ __forceinline__ void bulkLoad(void *dst, const void *src,
                : "memory");
 }
 
-/// Starts bringing `bytes` contiguous bytes (a multiple of 16; the address
-/// 16-byte aligned) of global memory into L2, without a destination or a
-/// completion: a hint that a later read will hit.
-__device__ __forceinline__ void bulkPrefetchL2(const void *src,
-                                               uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src),
-               "r"(bytes)
-               : "memory");
-}
-
 /// 3D box load (c0 innermost).
 __device__ __forceinline__ void tmaLoad3D(void *dst, const CUtensorMap *map,
                                           MBarrier *bar, int c0, int c1,

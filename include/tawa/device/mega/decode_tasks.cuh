@@ -27,18 +27,25 @@ struct DecodeTasks {
   }
 
   /// The whole CTA, before waiting for the inputs of its next AOT task:
-  /// starts loading the task's weights if it is a linear; returns whether it
-  /// did. Linears are never just-in-time (DecodeBinding checks), so no task
-  /// between this and the linear's run uses the ring.
+  /// starts loading the task's weights if it is a linear, or its cached keys
+  /// and values if it is attention in a plan without just-in-time tasks;
+  /// returns whether it did. Linears are never just-in-time (DecodeBinding
+  /// checks), so no task between this and the linear's run uses the ring.
   __device__ bool prefetch(const TablesView &, const TaskDesc &d, uint32_t,
                            uint32_t) const {
     using tawa::mega::TaskKind;
-    const TaskKind kind = static_cast<TaskKind>(d.kind);
-    if (kind != TaskKind::RmsNormLinear && kind != TaskKind::LinearResidual)
+    const void *raw = params[d.op].bytes;
+    switch (static_cast<TaskKind>(d.kind)) {
+    case TaskKind::RmsNormLinear:
+    case TaskKind::LinearResidual:
+      linearPrefetch(paramsOf<tawa::mega::LinearParams>(raw), buffers, d.tile);
+      return true;
+    case TaskKind::DecodeAttention:
+      return decodeAttentionPrefetch(
+          paramsOf<tawa::mega::DecodeAttentionParams>(raw), buffers, d.tile);
+    default:
       return false;
-    linearPrefetch(paramsOf<tawa::mega::LinearParams>(params[d.op].bytes),
-                   buffers, d.tile);
-    return true;
+    }
   }
 
   __device__ void operator()(const TablesView &, const TaskDesc &d, uint32_t,
@@ -57,7 +64,7 @@ struct DecodeTasks {
       break;
     case TaskKind::DecodeAttention:
       decodeAttentionTask(paramsOf<tawa::mega::DecodeAttentionParams>(raw),
-                          buffers, d.tile);
+                          buffers, d.tile, prefetched);
       break;
     case TaskKind::AttentionMerge:
       attentionMergeTask(paramsOf<tawa::mega::AttentionMergeParams>(raw),

@@ -69,18 +69,109 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
   __syncwarp(); // xs is rewritten by the warp's next head
 }
 
+/// Where a task's chunk of the cache lies and how it is cut into blocks in
+/// shared memory; the task and its prefetch (decodeAttentionPrefetch) build
+/// the same one. Shared memory: q [G][D] (scaled), the warps' RoPE scratch
+/// [warps][D], the new k and v rows [D] (bf16), scores [G][blockLen],
+/// per-head running max / sum / block rescale, partial outputs
+/// [slots][G][D], then the two buffers' keys and values [blockLen][D]. The
+/// barriers are the worker's (TaskBarriers: keys and values of buffer 0,
+/// then of buffer 1).
+template <int G> struct AttnChunk {
+  int b, h, ch, D, pos, s0, s1, blockLen, blocks, slots;
+  // The chunk that holds this step's position appends its k and v to the
+  // cache, and reads that row from shared memory rather than the cache (no
+  // task of the step reads a row another task wrote: the copies need no
+  // proxy fence, and may be issued before the step's QKV projection ends).
+  // The host refuses a position outside [0, maxSeq).
+  bool holdsNew;
+  size_t headBase;
+  const bf16 *kRows, *vRows;
+  float *qs, *xs, *scores, *runMax, *runSum, *rescale, *partial;
+  bf16 *kNew, *vNew, *kvS;
+
+  __device__ AttnChunk(const DecodeAttentionParams &p, void *const *buffers,
+                       uint32_t tile) {
+    ch = tile % p.chunks;
+    h = (tile / p.chunks) % p.kvHeads;
+    b = tile / (p.chunks * p.kvHeads);
+    D = p.headDim;
+    pos = bufferAt<const int32_t>(buffers, p.positions)[b];
+    s0 = ch * p.chunkLen;
+    s1 = min(min(s0 + p.chunkLen, pos + 1), p.maxSeq);
+    holdsNew = pos >= s0 && pos < s1;
+    // A position's row is D / 8 lanes of 8 columns; a warp covers
+    // 32 / (D / 8) positions at once (D / 8 is a power of two dividing 32).
+    slots = kTaskWarps * (32 / (D / 8)); // positions in flight per CTA
+    // Blocks of up to kAttnBlock positions and 64 KB of keys, two buffers
+    // of them (block j + 2 is copied while block j + 1 is in flight and
+    // block j computes), fewer positions when the partial outputs of many
+    // lane groups leave less room below the linear's weight ring
+    // (p.lowSmemBytes), which the worker may be filling for its next task.
+    const int fixedBytes = 128 + G * D * 4 + kTaskWarps * D * 4 + D * 4 +
+                           3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
+    blockLen = min(min(kAttnBlock, 32768 / D),
+                   (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
+    blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
+    qs = reinterpret_cast<float *>(taskSmem() + 128);
+    xs = qs + G * D;
+    kNew = reinterpret_cast<bf16 *>(xs + kTaskWarps * D);
+    vNew = kNew + D;
+    scores = reinterpret_cast<float *>(vNew + D);
+    runMax = scores + G * blockLen;
+    runSum = runMax + kAttnMaxGroup;
+    rescale = runSum + kAttnMaxGroup;
+    partial = rescale + kAttnMaxGroup;
+    kvS = reinterpret_cast<bf16 *>(
+        (reinterpret_cast<uintptr_t>(partial + slots * G * D) + 127) / 128 *
+        128);
+    headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
+    kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
+    vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
+  }
+
+  /// Thread 0: the copies of block j into buffer j % 2. The last block of
+  /// the chunk that holds the new row copies one row less (possibly none:
+  /// the barriers then complete on the arrival alone).
+  __device__ void issue(int j, TaskBarriers &tb) const {
+    const int buf = j % 2, blk = s0 + j * blockLen;
+    const int rows =
+        min(blockLen, s1 - blk) - (holdsNew && j == blocks - 1 ? 1 : 0);
+    const uint32_t bytes = uint32_t(rows * D * 2);
+    bf16 *kS = kvS + buf * 2 * blockLen * D;
+    mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
+    mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
+    if (bytes > 0) {
+      bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf]);
+      bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
+               &tb.kv[2 * buf + 1]);
+    }
+  }
+
+  /// Thread 0: the copies of the first two blocks, which read only the
+  /// cache rows of earlier steps.
+  __device__ void issueFirst(TaskBarriers &tb) const {
+    for (int j = 0; j < min(blocks, 2); ++j)
+      issue(j, tb);
+  }
+};
+
 template <int G>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
-                                     void *const *buffers, uint32_t tile) {
-  const int ch = tile % p.chunks;
-  const int h = (tile / p.chunks) % p.kvHeads;
-  const int b = tile / (p.chunks * p.kvHeads);
-  const int D = p.headDim;
+                                     void *const *buffers, uint32_t tile,
+                                     bool prefetched) {
+  const AttnChunk<G> c(p, buffers, tile);
+  const int b = c.b, h = c.h, ch = c.ch, D = c.D, pos = c.pos;
+  const int s0 = c.s0, s1 = c.s1;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  TaskBarriers &tb = taskBarriers();
+  // The cache rows go first (unless the worker issued them before the
+  // projection ended): they are the task's bytes.
+  if (!prefetched && threadIdx.x == 0)
+    c.issueFirst(tb);
   // This row's q heads of the group and its new k and v, straight from the
-  // QKV projection: their loads first, in flight with the position's load
-  // and the cache copies. Warp w normalizes and rotates heads w, w + warps,
-  // ... of the G q heads and the k head (item G).
+  // QKV projection. Warp w normalizes and rotates heads w, w + warps, ... of
+  // the G q heads and the k head (item G).
   const bf16 *qkvRow =
       bufferAt<const bf16>(buffers, p.qkv) + size_t(b) * p.qkvCols;
   constexpr int kItems = (G + 1 + kTaskWarps - 1) / kTaskWarps;
@@ -109,73 +200,15 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     wk[j] = in ? toFloat(bufferAt<const bf16>(buffers, p.kNorm)[lane + 32 * j])
                : 0.f;
   }
-  const int pos = bufferAt<const int32_t>(buffers, p.positions)[b];
-  const int s0 = ch * p.chunkLen;
-  const int s1 = min(min(s0 + p.chunkLen, pos + 1), p.maxSeq);
-  // The chunk that holds this step's position appends its k and v to the
-  // cache, and reads that row from shared memory rather than the cache (no
-  // task of the step reads a row another task wrote: the copies need no
-  // proxy fence). The host refuses a position outside [0, maxSeq).
-  const bool holdsNew = pos >= s0 && pos < s1;
-  // A position's row is D / 8 lanes of 8 columns; a warp covers 32 / (D / 8)
-  // positions at once (D / 8 is a power of two dividing 32).
   const int rowLanes = D / 8, perWarp = 32 / rowLanes;
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
-  const int slots = kTaskWarps * perWarp; // positions in flight per CTA
-
-  // Blocks of up to kAttnBlock positions and 64 KB of keys, two buffers of
-  // them (block j + 2 is copied while block j + 1 is in flight and block j
-  // computes), fewer positions when the partial outputs of many lane groups
-  // leave less room below the linear's weight ring (p.lowSmemBytes), which
-  // the worker may be filling for its next task.
-  const int fixedBytes = 128 + G * D * 4 + kTaskWarps * D * 4 + D * 4 +
-                         3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
-  const int blockLen =
-      min(min(kAttnBlock, 32768 / D),
-          (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
-  const int blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
-
-  // Shared memory: q [G][D] (scaled), the warps' RoPE scratch [warps][D], the
-  // new k and v rows [D] (bf16), scores [G][blockLen], per-head running max /
-  // sum / block rescale, partial outputs [slots][G][D], then the two buffers'
-  // keys and values [blockLen][D]. The barriers are the worker's
-  // (TaskBarriers: keys and values of buffer 0, then of buffer 1).
-  TaskBarriers &tb = taskBarriers();
-  float *qs = reinterpret_cast<float *>(taskSmem() + 128);
-  float *xs = qs + G * D;
-  bf16 *kNew = reinterpret_cast<bf16 *>(xs + kTaskWarps * D);
-  bf16 *vNew = kNew + D;
-  float *scores = reinterpret_cast<float *>(vNew + D);
-  float *runMax = scores + G * blockLen;
-  float *runSum = runMax + kAttnMaxGroup;
-  float *rescale = runSum + kAttnMaxGroup;
-  float *partial = rescale + kAttnMaxGroup;
-  bf16 *kvS = reinterpret_cast<bf16 *>(
-      (reinterpret_cast<uintptr_t>(partial + slots * G * D) + 127) / 128 * 128);
-  const size_t headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
-  const bf16 *kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
-  const bf16 *vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
-  // Thread 0: the copies of block j into buffer j % 2.
-  // The last block of the chunk that holds the new row copies one row less
-  // (possibly none: the barriers then complete on the arrival alone).
-  auto issue = [&](int j) {
-    const int buf = j % 2, blk = s0 + j * blockLen;
-    const int rows =
-        min(blockLen, s1 - blk) - (holdsNew && j == blocks - 1 ? 1 : 0);
-    const uint32_t bytes = uint32_t(rows * D * 2);
-    bf16 *kS = kvS + buf * 2 * blockLen * D;
-    mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
-    mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
-    if (bytes > 0) {
-      bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf]);
-      bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
-               &tb.kv[2 * buf + 1]);
-    }
-  };
-  // The cache rows go first: they are the task's bytes.
-  if (threadIdx.x == 0)
-    for (int j = 0; j < min(blocks, 2); ++j)
-      issue(j);
+  const int slots = c.slots, blockLen = c.blockLen, blocks = c.blocks;
+  const bool holdsNew = c.holdsNew;
+  float *qs = c.qs, *xs = c.xs, *scores = c.scores, *runMax = c.runMax,
+        *runSum = c.runSum, *rescale = c.rescale, *partial = c.partial;
+  bf16 *kNew = c.kNew, *vNew = c.vNew;
+  const bf16 *kvS = c.kvS;
+  const size_t headBase = c.headBase;
 
   // q (scaled) and the new k into shared memory; the new k and v into the
   // cache for the steps after this one.
@@ -344,7 +377,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     __syncthreads();
     phase ^= 1u << buf;
     if (threadIdx.x == 0 && j + 2 < blocks)
-      issue(j + 2);
+      c.issue(j + 2, tb);
   }
 
   // Sum the slots' partial outputs.
@@ -376,19 +409,51 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   }
 }
 
+/// `prefetched`: decodeAttentionPrefetch ran for this tile, and nothing ran
+/// on the worker since.
 __device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
-                                           void *const *buffers,
-                                           uint32_t tile) {
+                                           void *const *buffers, uint32_t tile,
+                                           bool prefetched) {
   switch (p.group) {
   case 1:
-    return decodeAttentionGroup<1>(p, buffers, tile);
+    return decodeAttentionGroup<1>(p, buffers, tile, prefetched);
   case 2:
-    return decodeAttentionGroup<2>(p, buffers, tile);
+    return decodeAttentionGroup<2>(p, buffers, tile, prefetched);
   case 4:
-    return decodeAttentionGroup<4>(p, buffers, tile);
+    return decodeAttentionGroup<4>(p, buffers, tile, prefetched);
   default:
-    return decodeAttentionGroup<8>(p, buffers, tile);
+    return decodeAttentionGroup<8>(p, buffers, tile, prefetched);
   }
+}
+
+/// The whole CTA, when the worker's next task is this attention tile and
+/// only that task runs on the worker before it (p.prefetch: the plan has no
+/// just-in-time task, which could run in between and overwrite the low
+/// shared memory): issues the copies of the chunk's first blocks of cached
+/// keys and values, which no task of the step writes, so that they stream
+/// while the QKV projection finishes. Returns whether it did.
+__device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
+                                               void *const *buffers,
+                                               uint32_t tile) {
+  if (!p.prefetch)
+    return false;
+  if (threadIdx.x == 0) {
+    switch (p.group) {
+    case 1:
+      AttnChunk<1>(p, buffers, tile).issueFirst(taskBarriers());
+      break;
+    case 2:
+      AttnChunk<2>(p, buffers, tile).issueFirst(taskBarriers());
+      break;
+    case 4:
+      AttnChunk<4>(p, buffers, tile).issueFirst(taskBarriers());
+      break;
+    default:
+      AttnChunk<8>(p, buffers, tile).issueFirst(taskBarriers());
+      break;
+    }
+  }
+  return true;
 }
 
 /// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m). The

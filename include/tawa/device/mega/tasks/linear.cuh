@@ -274,25 +274,10 @@ struct LinearSmem {
 /// inputs, so the worker calls this as soon as it knows its next task, and
 /// the copies are in flight while it waits for the inputs (and runs
 /// just-in-time tasks, which keep below the ring).
-/// Then it asks L2 for the weight rows after those the first stages cover,
-/// up to kLinearL2PrefetchBytes: they are read within microseconds of the
-/// task's start, so they stay in L2 until then, and a worker that waits long
-/// (behind attention) starts the task with its first ~260 KB on chip.
-constexpr int kLinearL2PrefetchBytes = 128 * 1024;
 __device__ inline void linearPrefetch(const LinearParams &p,
                                       void *const *buffers, uint32_t tile) {
   const LinearSmem m(p, buffers, tile);
   issueFirstStages(m.t, 0, min(m.kc, p.k), m.ring, m.slotBytes, m.bars);
-  const StagePlan sp(m.t.vcols, min(m.kc, p.k), m.slotBytes);
-  // Whole blocks of 16 rows the first stages cover (none when a block's K
-  // takes more pieces than the ring has slots).
-  const int covered = min(m.t.vcols, kLinearSlots * kTaskWarps / sp.pieces *
-                                         kStageRows);
-  const uint32_t rowBytes = uint32_t(p.k) * 2;
-  const int last =
-      min(m.t.vcols, covered + int(kLinearL2PrefetchBytes / rowBytes));
-  for (int v = covered + threadIdx.x; v < last; v += kTaskThreads)
-    bulkPrefetchL2(m.t.weightRow(v), rowBytes);
 }
 
 /// `prefetched`: linearPrefetch ran for this tile since the previous task
