@@ -41,6 +41,7 @@ for v in "3 1" "4 0" "4 2"; do
 done
 step mbarrier 120 $G/test_mbarrier
 step tma 60 $G/test_tma
+step bulk_copy 60 $G/test_bulk_copy
 step wgmma 60 $G/test_wgmma
 step fragment 60 $G/test_fragment
 step sync 60 $G/test_sync

@@ -19,10 +19,12 @@ start=$(date +%s)
 python3 -c "import time, tawa.mega as m; t = time.time(); print('library', m.build_library(), f'{time.time() - t:.1f} s')" \
   2>&1 || { echo "BUILD FAILED"; exit 1; }
 if [ "${MEGA_ONLY:-}" != bench ]; then
-  echo "== device primitive: mma.sync m16n8k16 (gpu/tests/test_mma.cu)"
-  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
-    -o "$out/test_mma" "$root/gpu/tests/test_mma.cu" -lcuda && "$out/test_mma" || status=1
-  rm -f "$out/test_mma"
+  echo "== device primitives: mma.sync m16n8k16, bulk copy (gpu/tests/test_mma.cu, test_bulk_copy.cu)"
+  for t in test_mma test_bulk_copy; do
+    nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
+      -o "$out/$t" "$root/gpu/tests/$t.cu" -lcuda && "$out/$t" || status=1
+    rm -f "$out/$t"
+  done
   echo "== reference vs transformers"
   timeout 300 python3 "$root/gpu/mega/test_reference.py" || status=1
   echo "== mega-kernel vs reference"

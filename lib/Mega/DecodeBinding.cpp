@@ -346,9 +346,10 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     }
     p.qkvCols = qkvCols;
     p.qkNorm = c.qkNorm ? 1 : 0;
-    p.prefetch = std::none_of(g.ops.begin(), g.ops.end(), [](const Operator &x) {
-      return x.launch == LaunchMode::Jit;
-    });
+    p.prefetch =
+        std::none_of(g.ops.begin(), g.ops.end(), [](const Operator &x) {
+          return x.launch == LaunchMode::Jit;
+        });
     p.scale = static_cast<float>(1.0 / std::sqrt(double(D)));
     p.eps = static_cast<float>(c.rmsNormEps);
     p.ropeTheta = static_cast<float>(c.ropeTheta);
@@ -461,8 +462,8 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
          << " part=" << name(p.partOut) << "," << name(p.partLse)
          << " group=" << p.group << " d=" << p.headDim
          << " theta=" << p.ropeTheta << " chunks=" << p.chunks << "x"
-         << p.chunkLen
-         << " low_smem=" << p.lowSmemBytes << " prefetch=" << p.prefetch;
+         << p.chunkLen << " low_smem=" << p.lowSmemBytes
+         << " prefetch=" << p.prefetch;
       break;
     }
     case OpKind::AttentionMerge: {

@@ -36,6 +36,27 @@ __device__ __forceinline__ void bulkLoad(void *dst, const void *src,
                : "memory");
 }
 
+/// An L2 cache policy for data read once: its lines are the first evicted,
+/// so that a stream of such data does not push out of L2 what is read again
+/// (other tasks' activations, the kernel's instructions).
+__device__ __forceinline__ uint64_t l2EvictFirstPolicy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
+               : "=l"(policy));
+  return policy;
+}
+
+/// bulkLoad with an L2 cache policy (l2EvictFirstPolicy).
+__device__ __forceinline__ void bulkLoad(void *dst, const void *src,
+                                         uint32_t bytes, MBarrier *bar,
+                                         uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+      "bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(smemAddr(dst)),
+      "l"(src), "r"(bytes), "r"(smemAddr(bar)), "l"(policy)
+      : "memory");
+}
+
 /// 3D box load (c0 innermost).
 __device__ __forceinline__ void tmaLoad3D(void *dst, const CUtensorMap *map,
                                           MBarrier *bar, int c0, int c1,

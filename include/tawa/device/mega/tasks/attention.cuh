@@ -141,10 +141,12 @@ template <int G> struct AttnChunk {
     bf16 *kS = kvS + buf * 2 * blockLen * D;
     mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
     mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
+    // Cache rows are read once per step (first out of L2).
     if (bytes > 0) {
-      bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf]);
+      const uint64_t policy = l2EvictFirstPolicy();
+      bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf], policy);
       bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
-               &tb.kv[2 * buf + 1]);
+               &tb.kv[2 * buf + 1], policy);
     }
   }
 

@@ -100,9 +100,10 @@ __device__ inline void issueStage(const LinearTile &t, const StagePlan &sp,
   if (lane == 0)
     mbarrierArriveExpectTx(bar, uint32_t(nr * kl * 2));
   __syncwarp();
+  // Each weight is read once per step: first out of L2.
   if (lane < nr)
     bulkLoad(slot + lane * sp.pitch, t.weightRow(v0 + lane) + k0 + ks,
-             uint32_t(kl * 2), bar);
+             uint32_t(kl * 2), bar, l2EvictFirstPolicy());
 }
 
 /// Each warp: the first stages of a K pass, one per ring slot.
