@@ -16,6 +16,7 @@
 #ifndef TAWA_MEGA_TASKPARAMS_H
 #define TAWA_MEGA_TASKPARAMS_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tawa::mega {
@@ -179,6 +180,30 @@ struct ArgmaxParams {
 struct alignas(16) OpParams {
   uint8_t bytes[128];
 };
+
+/// Every parameter struct starts with its buffer fields (uint32 indices into
+/// the buffer table), this many of them: a worker resolves them into
+/// pointers once, when it stages the operator's parameters for its next
+/// task (DecodeTasks::stage).
+constexpr int kMaxBufferFields = 9;
+TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
+  return kind == TaskKind::Embedding         ? 3
+         : kind == TaskKind::RmsNormLinear   ? 7
+         : kind == TaskKind::LinearResidual  ? 7
+         : kind == TaskKind::DecodeAttention ? 9
+         : kind == TaskKind::AttentionMerge  ? 3
+         : kind == TaskKind::SiluMul         ? 2
+         : kind == TaskKind::Argmax          ? 2
+                                             : 0;
+}
+static_assert(offsetof(EmbeddingParams, batch) == 3 * 4, "3 buffer fields");
+static_assert(offsetof(LinearParams, m) == 7 * 4, "7 buffer fields");
+static_assert(offsetof(DecodeAttentionParams, batch) == 9 * 4,
+              "9 buffer fields");
+static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,
+              "3 buffer fields");
+static_assert(offsetof(SiluMulParams, batch) == 2 * 4, "2 buffer fields");
+static_assert(offsetof(ArgmaxParams, vocab) == 2 * 4, "2 buffer fields");
 
 static_assert(sizeof(EmbeddingParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(LinearParams) <= sizeof(OpParams), "fits");

@@ -234,6 +234,7 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
   // The AOT task whose prefetch ran (kNoId: none pending). Every thread
   // keeps the same value.
   uint32_t prefetched = kNoId;
+  TaskDesc prefetchedDesc{};
   Prefetch::initWorker(fn);
   __syncthreads();
   while (true) {
@@ -242,9 +243,13 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         nextAot = q.aotPos < q.aotEnd ? t.aotTasks[q.aotPos] : kNoId;
       __syncthreads();
       const uint32_t aot = nextAot;
-      if (aot != kNoId && aot != prefetched &&
-          Prefetch::prefetch(fn, t, t.tasks[aot], aot, w))
-        prefetched = aot;
+      if (aot != kNoId && aot != prefetched) {
+        const TaskDesc ad = t.tasks[aot];
+        if (Prefetch::prefetch(fn, t, ad, aot, w)) {
+          prefetched = aot;
+          prefetchedDesc = ad;
+        }
+      }
     }
     if (threadIdx.x == 0) {
       nextTask = q.next(t, s, w);
@@ -254,7 +259,8 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
     const uint32_t task = nextTask;
     if (task == kNoId)
       break;
-    const TaskDesc d = t.tasks[task];
+    // The prefetched task's descriptor is in registers already.
+    const TaskDesc d = task == prefetched ? prefetchedDesc : t.tasks[task];
     if (d.kind != kEmptyTaskKind)
       Prefetch::run(fn, t, d, task, w, task == prefetched);
     if (task == prefetched)
