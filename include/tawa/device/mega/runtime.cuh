@@ -49,6 +49,7 @@ struct TablesView {
   uint32_t numWorkers;
   uint32_t startEvent;
   uint32_t endEvent;
+  uint32_t numJitTasks; ///< 0: no worker's JIT ring ever receives a task
 };
 
 /// `blob` is the device copy of the blob whose header is `h`.
@@ -68,6 +69,7 @@ inline TablesView viewTables(const void *blob, const TablesHeader &h) {
   v.numWorkers = h.numWorkers;
   v.startEvent = h.startEvent;
   v.endEvent = h.endEvent;
+  v.numJitTasks = h.numJitTasks;
   return v;
 }
 
@@ -162,14 +164,21 @@ struct WorkerQueues {
       candidate = t.aotTasks[aotPos];
       waitEvent = t.tasks[candidate].waitEvent;
     }
+    // A poll is one acquire load of the event's count (and one of the JIT
+    // ring's head slot when the plan has JIT tasks): each load after an
+    // acquire waits for it, so every load in the loop is a serial L2 round
+    // trip, microseconds while the weights stream. The trigger count is read
+    // once.
+    const uint32_t need = t.events[waitEvent].triggerCount;
+    const bool pollJit = t.numJitTasks != 0;
     bool leave = false;
     auto poll = [&] {
       uint32_t id;
-      if (ringTryPop(jit, jitHead, id)) {
+      if (pollJit && ringTryPop(jit, jitHead, id)) {
         task = id;
         return true;
       }
-      if (!eventFired(t, s, waitEvent))
+      if (loadAcquire(&s.arrivals[waitEvent]) < need)
         return false;
       if (candidate != kNoId) {
         task = candidate;

@@ -89,9 +89,13 @@ __device__ bool boundedWait(const WatchdogState &s, Poll &&poll,
     return true;
   Watchdog clock;
   clock.arm();
-  while (true) {
+  for (uint32_t polls = 1;; ++polls) {
     if (poll())
       return true;
+    // The abort flag is a global load after the poll's acquire: checked
+    // every 64 polls (and the clock with it), it stays off the poll's path.
+    if (polls % 64 != 0)
+      continue;
     bool stop = aborted(s);
     if (stop || clock.expired(s)) {
       WaitReport r = what();
