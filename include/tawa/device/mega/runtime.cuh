@@ -134,8 +134,11 @@ describeEventWait(const TablesView &t, const RuntimeState &s, WaiterRole role,
 __device__ inline bool arrive(const TablesView &t, const RuntimeState &s,
                               uint32_t numSchedulers, uint32_t worker,
                               uint32_t task, uint32_t e) {
-  uint32_t old = fetchAddAcqRel(&s.arrivals[e], 1);
+  // The event's descriptor is read before the arrival: a load after the
+  // acq_rel atomic would wait for it (one more L2 round trip before the
+  // worker moves on).
   const EventDesc ev = t.events[e];
+  uint32_t old = fetchAddAcqRel(&s.arrivals[e], 1);
   if (old + 1 > ev.triggerCount) {
     fetchAddRelaxed(s.overArrivals, 1);
     return true;
