@@ -275,19 +275,48 @@ struct LinearSmem {
 /// inputs, so the worker calls this as soon as it knows its next task, and
 /// the copies are in flight while it waits for the inputs (and runs
 /// just-in-time tasks, which keep below the ring).
+__device__ inline void issueFirstPassStages(const LinearSmem &m) {
+  issueFirstStages(m.t, 0, min(m.kc, m.t.p.k), m.ring, m.slotBytes, m.bars);
+}
 __device__ inline void linearPrefetch(const LinearParams &p,
                                       void *const *buffers, uint32_t tile) {
-  const LinearSmem m(p, buffers, tile);
-  issueFirstStages(m.t, 0, min(m.kc, p.k), m.ring, m.slotBytes, m.bars);
+  issueFirstPassStages(LinearSmem(p, buffers, tile));
+}
+
+/// Each warp: sums of squares of the tile's rows, `len` elements from
+/// `rowAt(r)`, added to rowScale[r] (zeroed before). Warps take (row, part)
+/// pairs so that a small batch still uses every warp; each lane keeps
+/// several 16-byte loads in flight.
+template <typename RowFn>
+__device__ void addRowSquares(int rows, int len, RowFn rowAt,
+                              float *rowScale) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int parts = max(1, kTaskWarps / rows);
+  for (int it = warp; it < rows * parts; it += kTaskWarps) {
+    const int r = it / parts, part = it % parts;
+    const bf16 *row = rowAt(r);
+    float s = 0.f;
+#pragma unroll 8
+    for (int j = (part * 32 + lane) * 8; j < len; j += parts * 256) {
+      float f[8];
+      unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        s = fmaf(f[e], f[e], s);
+    }
+    s = warpSum(s);
+    if (lane == 0)
+      atomicAdd(&rowScale[r], s);
+  }
 }
 
 /// `prefetched`: linearPrefetch ran for this tile since the previous task
 /// of this kind ended.
 __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
                                   uint32_t tile, bool prefetched) {
-  if (!prefetched)
-    linearPrefetch(p, buffers, tile);
   const LinearSmem m(p, buffers, tile);
+  if (!prefetched)
+    issueFirstPassStages(m);
   const LinearTile &t = m.t;
   const int kc = m.kc, ldx = m.ldx, slotBytes = m.slotBytes;
   float *rowScale = m.rowScale, *accS = m.accS;
@@ -303,31 +332,15 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // Sum of squares of each whole row (the reference's RMS, in float). With
   // one pass it is taken from the staged rows below; otherwise from global
-  // memory here: warps take (row, part) pairs so that a small batch still
-  // uses every warp, each lane keeps several loads in flight.
+  // memory here.
   if (norm) {
     for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
       rowScale[r] = 0.f;
     __syncthreads();
-    if (!onePass) {
-      const int parts = max(1, kTaskWarps / t.rows);
-      for (int it = warp; it < t.rows * parts; it += kTaskWarps) {
-        const int r = it / parts, part = it % parts;
-        const bf16 *row = x + size_t(t.row0 + r) * p.k;
-        float s = 0.f;
-#pragma unroll 8
-        for (int j = (part * 32 + lane) * 8; j < p.k; j += parts * 256) {
-          float f[8];
-          unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            s = fmaf(f[e], f[e], s);
-        }
-        s = warpSum(s);
-        if (lane == 0)
-          atomicAdd(&rowScale[r], s);
-      }
-    }
+    if (!onePass)
+      addRowSquares(
+          t.rows, p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; },
+          rowScale);
   }
   const bf16 *nw = norm ? bufferAt<const bf16>(buffers, p.normWeight) : nullptr;
   // Phases of this warp's ring barriers and of the input barrier, carried
@@ -355,23 +368,9 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       issueFirstStages(t, k0, klen, ring, slotBytes, bars);
     mbarrierWait(inBar, (inPhase0 + pass) & 1);
     if (norm) {
-      if (onePass) {
-        const int parts = max(1, kTaskWarps / t.rows);
-        for (int it = warp; it < t.rows * parts; it += kTaskWarps) {
-          const int r = it / parts, part = it % parts;
-          float s = 0.f;
-          for (int j = (part * 32 + lane) * 8; j < klen; j += parts * 256) {
-            float f[8];
-            unpack8(*reinterpret_cast<const uint4 *>(xs + r * ldx + j), f);
-#pragma unroll
-            for (int e = 0; e < 8; ++e)
-              s = fmaf(f[e], f[e], s);
-          }
-          s = warpSum(s);
-          if (lane == 0)
-            atomicAdd(&rowScale[r], s);
-        }
-      }
+      if (onePass)
+        addRowSquares(
+            t.rows, klen, [&](int r) { return xs + r * ldx; }, rowScale);
       __syncthreads();
       // bf16(w · bf16(x · rs)), in place: a thread loads its 8 norm weights
       // once for every row.
