@@ -19,6 +19,8 @@
 #include "tawa/device/mega/tasks/common.cuh"
 #include "tawa/device/tma.cuh"
 
+#include <type_traits>
+
 namespace tawa::device::mega {
 
 using tawa::mega::AttentionMergeParams;
@@ -27,12 +29,12 @@ using tawa::mega::DecodeAttentionParams;
 constexpr int kAttnBlock = 512;  ///< cache positions scored per block
 constexpr int kAttnMaxGroup = 8; ///< q heads per KV head (1, 2, 4, 8)
 
-/// Qwen3's per-head RMSNorm (when `qkNorm`, with weights w) and RoPE of one head held by a
-/// warp, in place: lane l holds elements l + 32 j (j < D / 32) in v; cos and
-/// sin are the lane's distinct frequencies at the row's position (RoPE pairs
-/// element d with d ± D / 2, which another lane holds, so the normalized head
-/// passes through the warp's [D] of `xs`). Rounds to bf16 where the reference
-/// does: weight * bf16(x * rsqrt(mean(x²) + eps)), then x * cos +
+/// Qwen3's per-head RMSNorm (when `qkNorm`, with weights w) and RoPE of one
+/// head held by a warp, in place: lane l holds elements l + 32 j (j < D / 32)
+/// in v; cos and sin are the lane's distinct frequencies at the row's position
+/// (RoPE pairs element d with d ± D / 2, which another lane holds, so the
+/// normalized head passes through the warp's [D] of `xs`). Rounds to bf16 where
+/// the reference does: weight * bf16(x * rsqrt(mean(x²) + eps)), then x * cos +
 /// rotate_half(x) * sin, each product and the sum in bf16.
 __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
                                     bool qkNorm, float eps, int D,
@@ -49,8 +51,8 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
 #pragma unroll
   for (int j = 0; j < 8; ++j)
     if (lane + 32 * j < D)
-      xs[lane + 32 * j] = qkNorm ? roundBf16(w[j] * roundBf16(v[j] * scale))
-                                 : v[j];
+      xs[lane + 32 * j] =
+          qkNorm ? roundBf16(w[j] * roundBf16(v[j] * scale)) : v[j];
   __syncwarp();
   const int half = D / 2;
 #pragma unroll
@@ -58,10 +60,12 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
     const int d = lane + 32 * j;
     if (d < D) {
       // Index j mod distinct with static indices (registers, not a frame).
-      const float c = distinct == 1 ? cs[0] : distinct == 2 ? cs[j & 1]
-                                                            : cs[j & 3];
-      const float s = distinct == 1 ? sn[0] : distinct == 2 ? sn[j & 1]
-                                                            : sn[j & 3];
+      const float c = distinct == 1   ? cs[0]
+                      : distinct == 2 ? cs[j & 1]
+                                      : cs[j & 3];
+      const float s = distinct == 1   ? sn[0]
+                      : distinct == 2 ? sn[j & 1]
+                                      : sn[j & 3];
       const float rot = d < half ? -xs[d + half] : xs[d - half];
       v[j] = roundBf16(roundBf16(xs[d] * c) + roundBf16(rot * s));
     }
@@ -158,6 +162,21 @@ template <int G> struct AttnChunk {
   }
 };
 
+/// Calls f(std::integral_constant<int, G>) for the group size G of `group`
+/// (1, 2, 4; 8 for anything else: the binding admits only these).
+template <typename F> __device__ void withGroup(int group, F &&f) {
+  switch (group) {
+  case 1:
+    return f(std::integral_constant<int, 1>());
+  case 2:
+    return f(std::integral_constant<int, 2>());
+  case 4:
+    return f(std::integral_constant<int, 4>());
+  default:
+    return f(std::integral_constant<int, 8>());
+  }
+}
+
 template <int G>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      void *const *buffers, uint32_t tile,
@@ -181,13 +200,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const int item = warp + it * kTaskWarps;
-    const bf16 *src =
-        qkvRow + (item < G ? size_t(h * G + item) * D
-                           : size_t(p.kvHeads * G + h) * D);
+    const bf16 *src = qkvRow + (item < G ? size_t(h * G + item) * D
+                                         : size_t(p.kvHeads * G + h) * D);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      hv[it][j] = item <= G && lane + 32 * j < D ? toFloat(src[lane + 32 * j])
-                                                 : 0.f;
+      hv[it][j] =
+          item <= G && lane + 32 * j < D ? toFloat(src[lane + 32 * j]) : 0.f;
   }
   uint4 vNewPart = make_uint4(0, 0, 0, 0); // thread t < D / 8: v[8t, 8t + 8)
   if (threadIdx.x < D / 8)
@@ -221,9 +239,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int j = 0; j < 4; ++j) {
       cs[j] = sn[j] = 0.f;
       if (j < distinct) {
-        const float invFreq = 1.0f / powf(p.ropeTheta,
-                                          float(2 * ((lane + 32 * j) % half)) /
-                                              float(D));
+        const float invFreq =
+            1.0f /
+            powf(p.ropeTheta, float(2 * ((lane + 32 * j) % half)) / float(D));
         sincosf(float(pos) * invFreq, &sn[j], &cs[j]);
         cs[j] = roundBf16(cs[j]);
         sn[j] = roundBf16(sn[j]);
@@ -416,16 +434,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 __device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
                                            void *const *buffers, uint32_t tile,
                                            bool prefetched) {
-  switch (p.group) {
-  case 1:
-    return decodeAttentionGroup<1>(p, buffers, tile, prefetched);
-  case 2:
-    return decodeAttentionGroup<2>(p, buffers, tile, prefetched);
-  case 4:
-    return decodeAttentionGroup<4>(p, buffers, tile, prefetched);
-  default:
-    return decodeAttentionGroup<8>(p, buffers, tile, prefetched);
-  }
+  withGroup(p.group, [&](auto g) {
+    decodeAttentionGroup<decltype(g)::value>(p, buffers, tile, prefetched);
+  });
 }
 
 /// The whole CTA, when the worker's next task is this attention tile and
@@ -439,22 +450,11 @@ __device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
                                                uint32_t tile) {
   if (!p.prefetch)
     return false;
-  if (threadIdx.x == 0) {
-    switch (p.group) {
-    case 1:
-      AttnChunk<1>(p, buffers, tile).issueFirst(taskBarriers());
-      break;
-    case 2:
-      AttnChunk<2>(p, buffers, tile).issueFirst(taskBarriers());
-      break;
-    case 4:
-      AttnChunk<4>(p, buffers, tile).issueFirst(taskBarriers());
-      break;
-    default:
-      AttnChunk<8>(p, buffers, tile).issueFirst(taskBarriers());
-      break;
-    }
-  }
+  if (threadIdx.x == 0)
+    withGroup(p.group, [&](auto g) {
+      AttnChunk<decltype(g)::value>(p, buffers, tile)
+          .issueFirst(taskBarriers());
+    });
   return true;
 }
 
