@@ -141,7 +141,9 @@ prints every buffer the step touches (weights under their Hugging Face names,
 the graph's tensors, the step's inputs and outputs) with its type, shape and
 kind, then each operator's task-function parameters (for linears the plan's
 weight ring in bytes, ring=; for attention the shared memory below it,
-low_smem=). Fails, with the reason, on shapes the task functions do not take.
+low_smem=, and prefetch=1 when a worker may issue the tile's cache copies
+before its inputs are ready: plans without just-in-time tasks). Fails, with
+the reason, on shapes the task functions do not take.
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
