@@ -73,11 +73,63 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
   __syncwarp(); // xs is rewritten by the warp's next head
 }
 
+/// What a lane needs of the step before the QKV row is ready: the RoPE
+/// cosines and sines of its distinct frequencies at the row's position and
+/// the q/k norm weights of its elements (normRopeHead's cs, sn and w). The
+/// prefetch fills it before the worker waits (powf, sincosf and the weight
+/// loads then stay off the chain from the projection to attention); a task
+/// that was not prefetched fills it itself.
+struct AttnLaneTable {
+  float cs[4][32], sn[4][32], wq[8][32], wk[8][32];
+  int32_t pos;
+};
+constexpr int kAttnLaneTableBytes = (sizeof(AttnLaneTable) + 127) / 128 * 128;
+/// It sits above the first 128 bytes of the task shared memory.
+__device__ __forceinline__ AttnLaneTable &attnLaneTable() {
+  return *reinterpret_cast<AttnLaneTable *>(taskSmem() + 128);
+}
+
+/// The whole CTA (no barrier): fills `t` for row b. Warp 0 computes the
+/// RoPE table, warp 1 (or 0) loads the norm weights.
+__device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
+                                         void *const *buffers, int b,
+                                         AttnLaneTable &t) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, D = p.headDim;
+  const int pos = bufferAt<const int32_t>(buffers, p.positions)[b];
+  if (warp == 0) {
+    if (lane == 0)
+      t.pos = pos;
+    const int half = D / 2, distinct = max(1, half / 32);
+    for (int j = 0; j < 4; ++j) {
+      float c = 0.f, sn = 0.f;
+      if (j < distinct) {
+        const float invFreq =
+            1.0f /
+            powf(p.ropeTheta, float(2 * ((lane + 32 * j) % half)) / float(D));
+        sincosf(float(pos) * invFreq, &sn, &c);
+      }
+      t.cs[j][lane] = roundBf16(c);
+      t.sn[j][lane] = roundBf16(sn);
+    }
+  }
+  if (warp == (kTaskWarps > 1 ? 1 : 0)) {
+    for (int j = 0; j < 8; ++j) {
+      const bool in = p.qkNorm && lane + 32 * j < D;
+      t.wq[j][lane] =
+          in ? toFloat(bufferAt<const bf16>(buffers, p.qNorm)[lane + 32 * j])
+             : 0.f;
+      t.wk[j][lane] =
+          in ? toFloat(bufferAt<const bf16>(buffers, p.kNorm)[lane + 32 * j])
+             : 0.f;
+    }
+  }
+}
+
 /// Where a task's chunk of the cache lies and how it is cut into blocks in
 /// shared memory; the task and its prefetch (decodeAttentionPrefetch) build
-/// the same one. Shared memory: q [G][D] (scaled), the warps' RoPE scratch
-/// [warps][D], the new k and v rows [D] (bf16), scores [G][blockLen],
-/// per-head running max / sum / block rescale, partial outputs
+/// the same one. Shared memory: the lane table, q [G][D] (scaled), the warps'
+/// RoPE scratch [warps][D], the new k and v rows [D] (bf16), scores
+/// [G][blockLen], per-head running max / sum / block rescale, partial outputs
 /// [slots][G][D], then the two buffers' keys and values [blockLen][D]. The
 /// barriers are the worker's (TaskBarriers: keys and values of buffer 0,
 /// then of buffer 1).
@@ -94,13 +146,14 @@ template <int G> struct AttnChunk {
   float *qs, *xs, *scores, *runMax, *runSum, *rescale, *partial;
   bf16 *kNew, *vNew, *kvS;
 
+  /// pos: the row's position (positions[b]), read by the caller.
   __device__ AttnChunk(const DecodeAttentionParams &p, void *const *buffers,
-                       uint32_t tile) {
+                       uint32_t tile, int pos_) {
     ch = tile % p.chunks;
     h = (tile / p.chunks) % p.kvHeads;
     b = tile / (p.chunks * p.kvHeads);
     D = p.headDim;
-    pos = bufferAt<const int32_t>(buffers, p.positions)[b];
+    pos = pos_;
     s0 = ch * p.chunkLen;
     s1 = min(min(s0 + p.chunkLen, pos + 1), p.maxSeq);
     holdsNew = pos >= s0 && pos < s1;
@@ -112,12 +165,13 @@ template <int G> struct AttnChunk {
     // block j computes), fewer positions when the partial outputs of many
     // lane groups leave less room below the linear's weight ring
     // (p.lowSmemBytes), which the worker may be filling for its next task.
-    const int fixedBytes = 128 + G * D * 4 + kTaskWarps * D * 4 + D * 4 +
-                           3 * kAttnMaxGroup * 4 + slots * G * D * 4 + 128;
+    const int fixedBytes = 128 + kAttnLaneTableBytes + G * D * 4 +
+                           kTaskWarps * D * 4 + D * 4 + 3 * kAttnMaxGroup * 4 +
+                           16 + slots * G * D * 4 + 128;
     blockLen = min(min(kAttnBlock, 32768 / D),
                    (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
     blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
-    qs = reinterpret_cast<float *>(taskSmem() + 128);
+    qs = reinterpret_cast<float *>(taskSmem() + 128 + kAttnLaneTableBytes);
     xs = qs + G * D;
     kNew = reinterpret_cast<bf16 *>(xs + kTaskWarps * D);
     vNew = kNew + D;
@@ -125,10 +179,18 @@ template <int G> struct AttnChunk {
     runMax = scores + G * blockLen;
     runSum = runMax + kAttnMaxGroup;
     rescale = runSum + kAttnMaxGroup;
-    partial = rescale + kAttnMaxGroup;
+    // Aligned by offset from the (128-byte aligned) base, not through an
+    // integer address, so the compiler keeps them shared-memory pointers
+    // (LDS, not generic loads). partial: 16 bytes (read as float4; blockLen
+    // may be odd); the keys and values: 128 (bulk copies).
+    unsigned char *base = taskSmem();
+    const int partialAt =
+        (reinterpret_cast<unsigned char *>(rescale + kAttnMaxGroup) - base +
+         15) /
+        16 * 16;
+    partial = reinterpret_cast<float *>(base + partialAt);
     kvS = reinterpret_cast<bf16 *>(
-        (reinterpret_cast<uintptr_t>(partial + slots * G * D) + 127) / 128 *
-        128);
+        base + (partialAt + slots * G * D * 4 + 127) / 128 * 128);
     headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
     kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
     vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
@@ -177,12 +239,22 @@ template <typename F> __device__ void withGroup(int group, F &&f) {
   }
 }
 
-template <int G>
+/// DC: the head dimension when it is known at compile time (128, every
+/// benchmarked model), else 0 (read from p): the constant removes the
+/// per-element bounds checks and index arithmetic, most of the instructions
+/// of a task that runs once per layer from a cold instruction cache.
+template <int G, int DC>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      void *const *buffers, uint32_t tile,
                                      bool prefetched) {
-  const AttnChunk<G> c(p, buffers, tile);
-  const int b = c.b, h = c.h, ch = c.ch, D = c.D, pos = c.pos;
+  AttnLaneTable &lt = attnLaneTable();
+  if (!prefetched) {
+    fillAttnLaneTable(p, buffers, tile / (p.chunks * p.kvHeads), lt);
+    __syncthreads();
+  }
+  const AttnChunk<G> c(p, buffers, tile, lt.pos);
+  TAWA_MEGA_TASK_STAMP(1);
+  const int b = c.b, h = c.h, ch = c.ch, D = DC ? DC : c.D, pos = c.pos;
   const int s0 = c.s0, s1 = c.s1;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   TaskBarriers &tb = taskBarriers();
@@ -211,15 +283,6 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   if (threadIdx.x < D / 8)
     vNewPart = *reinterpret_cast<const uint4 *>(
         qkvRow + size_t((p.kvHeads * G + p.kvHeads + h) * D) + threadIdx.x * 8);
-  float wq[8], wk[8];
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    const bool in = p.qkNorm && lane + 32 * j < D;
-    wq[j] = in ? toFloat(bufferAt<const bf16>(buffers, p.qNorm)[lane + 32 * j])
-               : 0.f;
-    wk[j] = in ? toFloat(bufferAt<const bf16>(buffers, p.kNorm)[lane + 32 * j])
-               : 0.f;
-  }
   const int rowLanes = D / 8, perWarp = 32 / rowLanes;
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = c.slots, blockLen = c.blockLen, blocks = c.blocks;
@@ -233,19 +296,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   // q (scaled) and the new k into shared memory; the new k and v into the
   // cache for the steps after this one.
   {
-    const int half = D / 2, distinct = max(1, half / 32);
+    const int distinct = max(1, D / 64);
     float cs[4], sn[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      cs[j] = sn[j] = 0.f;
-      if (j < distinct) {
-        const float invFreq =
-            1.0f /
-            powf(p.ropeTheta, float(2 * ((lane + 32 * j) % half)) / float(D));
-        sincosf(float(pos) * invFreq, &sn[j], &cs[j]);
-        cs[j] = roundBf16(cs[j]);
-        sn[j] = roundBf16(sn[j]);
-      }
+      cs[j] = lt.cs[j][lane];
+      sn[j] = lt.sn[j][lane];
     }
     bf16 *kCacheRow = bufferAt<bf16>(buffers, p.kCache) +
                       (headBase + size_t(max(pos, 0))) * D;
@@ -260,7 +316,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       float w[8];
 #pragma unroll
       for (int j = 0; j < 8; ++j)
-        w[j] = isQ ? wq[j] : wk[j];
+        w[j] = isQ ? lt.wq[j][lane] : lt.wk[j][lane];
       normRopeHead(hv[it], w, p.qkNorm != 0, p.eps, D, cs, sn, distinct,
                    xs + warp * D, lane);
 #pragma unroll
@@ -292,6 +348,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int e = 0; e < 8; ++e)
       acc[g][e] = 0.f;
   __syncthreads();
+  TAWA_MEGA_TASK_STAMP(2);
 
   const int slot = warp * perWarp + sub;
   // Bit b: parity of buffer b's barriers (its keys and values complete
@@ -306,6 +363,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     const int newAt = holdsNew && j == blocks - 1 ? n - 1 : -1;
     const uint32_t par = (phase >> buf) & 1;
     mbarrierWait(&tb.kv[2 * buf], par);
+    TAWA_MEGA_TASK_STAMP(3);
     // Scores: the lanes of a slot each take 8 columns of its key row. The
     // trip count is the warp's, not the slot's, so that every lane reaches
     // the shuffles (a slot past the block's end scores nothing).
@@ -347,6 +405,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       }
     }
     __syncthreads();
+    TAWA_MEGA_TASK_STAMP(4);
     // Online softmax: warp w updates heads w, w + warps, ...
     for (int g = warp; g < G; g += kTaskWarps) {
       float m = -INFINITY;
@@ -369,6 +428,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       }
     }
     __syncthreads();
+    TAWA_MEGA_TASK_STAMP(5);
     // P·V over the slot's positions.
 #pragma unroll
     for (int g = 0; g < G; ++g) {
@@ -395,6 +455,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     // Scores and rescale are rewritten by the next block, this buffer by
     // block j + 2 (its copies are issued after every thread's reads).
     __syncthreads();
+    TAWA_MEGA_TASK_STAMP(6);
     phase ^= 1u << buf;
     if (threadIdx.x == 0 && j + 2 < blocks)
       c.issue(j + 2, tb);
@@ -407,24 +468,37 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int e = 0; e < 8; ++e)
       partial[(slot * G + g) * D + col + e] = acc[g][e];
   __syncthreads();
+  TAWA_MEGA_TASK_STAMP(7);
   if (threadIdx.x == 0) // every thread has read the phase (the loop's start)
     tb.kvPhase = phase;
-  for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
+  // Four consecutive elements of one head per thread (D % 8 == 0).
+  const size_t part = (size_t(b) * p.kvHeads + h) * p.chunks + ch;
+  for (int i = 4 * threadIdx.x; i < G * D; i += 4 * kTaskThreads) {
     const int g = i / D;
-    float o = 0.f;
-    for (int w = 0; w < slots; ++w)
-      o += partial[w * G * D + i];
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int w = 0; w < slots; ++w) {
+      const float4 v =
+          *reinterpret_cast<const float4 *>(partial + w * G * D + i);
+      o.x += v.x, o.y += v.y, o.z += v.z, o.w += v.w;
+    }
     const float l = runSum[g];
-    const float out = l > 0.f ? o / l : 0.f;
+    const float inv = l > 0.f ? __frcp_rn(l) : 0.f;
+    o.x *= inv, o.y *= inv, o.z *= inv, o.w *= inv;
     if (p.chunks == 1) {
-      bufferAt<bf16>(buffers, p.out)[(size_t(b) * p.kvHeads + h) * G * D + i] =
-          toBf16(out);
+      __nv_bfloat162 lo = __floats2bfloat162_rn(o.x, o.y);
+      __nv_bfloat162 hi = __floats2bfloat162_rn(o.z, o.w);
+      uint2 packed;
+      packed.x = *reinterpret_cast<uint32_t *>(&lo);
+      packed.y = *reinterpret_cast<uint32_t *>(&hi);
+      *reinterpret_cast<uint2 *>(bufferAt<bf16>(buffers, p.out) +
+                                 (size_t(b) * p.kvHeads + h) * G * D + i) =
+          packed;
     } else {
-      const size_t part = (size_t(b) * p.kvHeads + h) * p.chunks + ch;
-      bufferAt<float>(buffers, p.partOut)[part * G * D + i] = out;
+      *reinterpret_cast<float4 *>(bufferAt<float>(buffers, p.partOut) +
+                                  part * G * D + i) = o;
       if (i % D == 0)
         bufferAt<float>(buffers, p.partLse)[part * G + g] =
-            l > 0.f ? runMax[g] + logf(l) : -INFINITY;
+            l > 0.f ? runMax[g] + __logf(l) : -INFINITY;
     }
   }
 }
@@ -435,7 +509,11 @@ __device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
                                            void *const *buffers, uint32_t tile,
                                            bool prefetched) {
   withGroup(p.group, [&](auto g) {
-    decodeAttentionGroup<decltype(g)::value>(p, buffers, tile, prefetched);
+    if (p.headDim == 128)
+      decodeAttentionGroup<decltype(g)::value, 128>(p, buffers, tile,
+                                                    prefetched);
+    else
+      decodeAttentionGroup<decltype(g)::value, 0>(p, buffers, tile, prefetched);
   });
 }
 
@@ -450,51 +528,72 @@ __device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
                                                uint32_t tile) {
   if (!p.prefetch)
     return false;
+  AttnLaneTable &lt = attnLaneTable();
+  fillAttnLaneTable(p, buffers, tile / (p.chunks * p.kvHeads), lt);
   if (threadIdx.x == 0)
     withGroup(p.group, [&](auto g) {
-      AttnChunk<decltype(g)::value>(p, buffers, tile)
+      AttnChunk<decltype(g)::value>(p, buffers, tile, lt.pos)
           .issueFirst(taskBarriers());
     });
   return true;
 }
 
-/// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m). The
-/// chunks' weights are computed once per head in shared memory, so that each
-/// output element's loads of the chunks' partial outputs are independent.
+/// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m). It is on
+/// the chain between attention and the O projection and runs once per layer
+/// on a worker, from a cold instruction cache, so it is kept short: warp w
+/// weighs the chunks of heads w, w + warps, ... (a lane per chunk), then each
+/// thread combines four consecutive output elements, the chunks' loads
+/// independent.
 __device__ inline void attentionMergeTask(const AttentionMergeParams &p,
                                           void *const *buffers, uint32_t tile) {
   const int G = p.group, D = p.headDim, C = p.chunks;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t part0 = size_t(tile) * C;
-  const float *lse = bufferAt<const float>(buffers, p.partLse);
-  const float *po = bufferAt<const float>(buffers, p.partOut);
+  const float *lse = bufferAt<const float>(buffers, p.partLse) + part0 * G;
+  const float *po = bufferAt<const float>(buffers, p.partOut) + part0 * G * D;
   bf16 *out = bufferAt<bf16>(buffers, p.out) + size_t(tile) * G * D;
   float *weight = reinterpret_cast<float *>(taskSmem()); // [C][G]
-  for (int k = threadIdx.x; k < C * G; k += kTaskThreads)
-    weight[k] = lse[part0 * G + k];
-  __syncthreads();
-  if (threadIdx.x < G) {
-    const int g = threadIdx.x;
+  // Rolled loops: a lane's chunks are one iteration up to 32 chunks.
+#pragma unroll 1
+  for (int g = warp; g < G; g += kTaskWarps) {
     float m = -INFINITY;
-    for (int c = 0; c < C; ++c)
-      m = fmaxf(m, weight[c * G + g]);
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32)
+      m = fmaxf(m, lse[c * G + g]);
+    m = warpMax(m);
     float den = 0.f;
-    for (int c = 0; c < C; ++c) {
-      const float l = weight[c * G + g];
-      den += l == -INFINITY ? 0.f : __expf(l - m);
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32) {
+      const float l = lse[c * G + g];
+      const float e = l == -INFINITY ? 0.f : __expf(l - m);
+      weight[c * G + g] = e;
+      den += e;
     }
-    for (int c = 0; c < C; ++c) {
-      const float l = weight[c * G + g];
-      weight[c * G + g] = l == -INFINITY ? 0.f : __expf(l - m) / den;
-    }
+    den = warpSum(den);
+    const float inv = den > 0.f ? __frcp_rn(den) : 0.f;
+    __syncwarp();
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32)
+      weight[c * G + g] *= inv;
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < G * D; i += kTaskThreads) {
+#pragma unroll 1
+  for (int i = 4 * threadIdx.x; i < G * D; i += 4 * kTaskThreads) {
     const int g = i / D;
-    float o = 0.f;
-#pragma unroll 4
-    for (int c = 0; c < C; ++c)
-      o = fmaf(weight[c * G + g], po[(part0 + c) * G * D + i], o);
-    out[i] = toBf16(o);
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+    for (int c = 0; c < C; ++c) {
+      const float w = weight[c * G + g];
+      const float4 v = *reinterpret_cast<const float4 *>(po + c * G * D + i);
+      o.x = fmaf(w, v.x, o.x), o.y = fmaf(w, v.y, o.y);
+      o.z = fmaf(w, v.z, o.z), o.w = fmaf(w, v.w, o.w);
+    }
+    __nv_bfloat162 lo = __floats2bfloat162_rn(o.x, o.y);
+    __nv_bfloat162 hi = __floats2bfloat162_rn(o.z, o.w);
+    uint2 packed;
+    packed.x = *reinterpret_cast<uint32_t *>(&lo);
+    packed.y = *reinterpret_cast<uint32_t *>(&hi);
+    *reinterpret_cast<uint2 *>(out + i) = packed;
   }
 }
 

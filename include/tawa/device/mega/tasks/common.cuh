@@ -17,6 +17,13 @@
 
 #include <cstdint>
 
+/// Phase k of a task reached (thread 0 after a CTA barrier, or the thread's
+/// own progress): compiled to nothing unless a latency tool defines it
+/// (gpu/tools/mega_task_latency.cu).
+#ifndef TAWA_MEGA_TASK_STAMP
+#define TAWA_MEGA_TASK_STAMP(k)
+#endif
+
 namespace tawa::device::mega {
 
 using bf16 = __nv_bfloat16;
@@ -115,9 +122,9 @@ static_assert(sizeof(TaskBarriers) <=
               "the task barriers fit their reserve");
 
 __device__ __forceinline__ TaskBarriers &taskBarriers() {
-  return *reinterpret_cast<TaskBarriers *>(
-      taskSmem() + tawa::mega::kTaskSmemBytes -
-      tawa::mega::kLinearRingBarrierBytes);
+  return *reinterpret_cast<TaskBarriers *>(taskSmem() +
+                                           tawa::mega::kTaskSmemBytes -
+                                           tawa::mega::kLinearRingBarrierBytes);
 }
 
 /// Thread 0 of a worker, once before its first task (then a CTA barrier).

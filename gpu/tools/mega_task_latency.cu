@@ -1,0 +1,307 @@
+// Latency of single decode tasks, phase by phase, on one CTA (the
+// mega-kernel's worker shape: kTaskThreads threads, the task shared memory),
+// with the rest of the GPU idle or streaming memory as the weight-reading
+// workers do during a step. Answers where an attention task's microseconds go
+// (docs/MEGAKERNEL.md, "Decode measured"): thread 0 records clock64() at the
+// task's phase marks (TAWA_MEGA_TASK_STAMP), for a cold first run and hot
+// repeats, and an instruction-fetch probe times a straight run of 4096
+// independent FMAs cold and hot. The totals are exact; the split between
+// phases is approximate (the compiler may move loads and arithmetic across a
+// clock read).
+//
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude \
+//     gpu/tools/mega_task_latency.cu -o /tmp/mega_task_latency
+//   (or the build's build/gpu/mega_task_latency)
+//   /tmp/mega_task_latency [CASE]   (CASE: the index of one case; all by
+//   default)
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+__device__ long long gStamp[16];
+#define TAWA_MEGA_TASK_STAMP(k)                                                \
+  do {                                                                         \
+    if (threadIdx.x == 0)                                                      \
+      gStamp[k] = clock64();                                                   \
+  } while (0)
+
+#include "tawa/device/mega/tasks/attention.cuh"
+
+using namespace tawa::device::mega;
+using tawa::mega::AttentionMergeParams;
+using tawa::mega::DecodeAttentionParams;
+
+#define CHECK(x)                                                               \
+  do {                                                                         \
+    cudaError_t e_ = (x);                                                      \
+    if (e_ != cudaSuccess) {                                                   \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));            \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+constexpr int kReps = 4;  ///< runs of a task per launch: cold, then hot
+constexpr int kMarks = 8; ///< phase marks 0..7 (0: the call)
+
+struct Result {
+  long long mark[kReps][kMarks + 1]; ///< clock64; [kMarks]: after return
+  long long fmaCycles[2];            ///< the FMA probe, cold then hot
+  unsigned long long ns0, ns1;       ///< globaltimer around the runs
+  long long clk0, clk1;
+};
+
+/// 4096 FMAs in 8 independent chains, straight-line (64 KB of code): its
+/// hot time is issue-bound, its cold time adds the instruction fetches.
+__device__ __noinline__ float fmaProbe(float x) {
+  float a[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    a[i] = x + i;
+#pragma unroll
+  for (int i = 0; i < 512; ++i)
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      asm volatile("fma.rn.f32 %0, %0, %1, %2;"
+                   : "+f"(a[c])
+                   : "f"(1.0001f), "f"(float(i & 7) * 1e-3f));
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    s += a[i];
+  return s;
+}
+
+__device__ volatile int gStop;
+
+/// CTA 0 runs the task kReps times; the other CTAs (if any) stream `load`
+/// until it is done, as the weight-reading workers of a step do.
+template <int Kind>
+__global__ void __launch_bounds__(kTaskThreads, 1)
+    latencyKernel(DecodeAttentionParams ap, AttentionMergeParams mp,
+                  void *const *buffers, uint32_t tile, const uint4 *load,
+                  size_t loadVecs, Result *out, float *sink) {
+  if (blockIdx.x != 0) {
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;;) {
+      if (gStop)
+        break;
+      uint4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        v[u] = __ldcs(load + (i + u) % loadVecs);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        acc.x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+      i = (i + size_t(gridDim.x) * blockDim.x * 4) % loadVecs;
+    }
+    if (acc.x == 0x12345678u)
+      sink[1] = 1.f;
+    return;
+  }
+  if (threadIdx.x == 0)
+    initTaskBarriers();
+  __syncthreads();
+  // Let the streaming CTAs reach full bandwidth first.
+  if (gridDim.x > 1) {
+    const long long t = clock64();
+    while (clock64() - t < 200000) {
+    }
+  }
+  unsigned long long ns0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns0));
+  const long long clk0 = clock64();
+  for (int r = 0; r < kReps; ++r) {
+    __syncthreads();
+    if (Kind == 2) {
+      // As a worker does before waiting for the QKV projection; then the
+      // wait (the copies land meanwhile).
+      decodeAttentionPrefetch(ap, buffers, tile);
+      __syncthreads();
+      const long long t = clock64();
+      while (clock64() - t < 20000) {
+      }
+      __syncthreads();
+    }
+    TAWA_MEGA_TASK_STAMP(0);
+    if (Kind != 1)
+      decodeAttentionTask(ap, buffers, tile, Kind == 2);
+    else
+      attentionMergeTask(mp, buffers, tile);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const long long end = clock64();
+      for (int k = 0; k < kMarks; ++k)
+        out->mark[r][k] = gStamp[k];
+      out->mark[r][kMarks] = end;
+      for (int k = 0; k < kMarks; ++k)
+        gStamp[k] = 0;
+    }
+    __syncthreads();
+  }
+  unsigned long long ns1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
+  const long long clk1 = clock64();
+  for (int r = 0; r < 2; ++r) {
+    __syncthreads();
+    const long long t = clock64();
+    const float s = fmaProbe(float(threadIdx.x));
+    __syncthreads();
+    if (threadIdx.x == 0)
+      out->fmaCycles[r] = clock64() - t;
+    if (s == 12345.f)
+      sink[0] = s;
+  }
+  if (threadIdx.x == 0) {
+    out->ns0 = ns0;
+    out->ns1 = ns1;
+    out->clk0 = clk0;
+    out->clk1 = clk1;
+    gStop = 1;
+  }
+}
+
+static uint16_t toBf16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return uint16_t((u + 0x7FFFu + ((u >> 16) & 1)) >> 16);
+}
+
+template <typename T> static T *upload(const std::vector<T> &v) {
+  T *d;
+  CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+static std::vector<uint16_t> randomBf16(size_t n, float scale) {
+  std::vector<uint16_t> v(n);
+  for (auto &x : v)
+    x = toBf16Bits(scale * (float(std::rand()) / RAND_MAX * 2.f - 1.f));
+  return v;
+}
+
+static void report(const char *name, const Result &r, double ghz) {
+  static const char *phase[kMarks] = {"call",    "geometry",  "q/k norm+RoPE",
+                                      "kv wait", "scores",    "softmax",
+                                      "P.V",     "final sums"};
+  std::printf("%s (%.2f GHz; FMA probe cold %lld, hot %lld cycles)\n", name,
+              ghz, r.fmaCycles[0], r.fmaCycles[1]);
+  for (int rep = 0; rep < kReps; ++rep) {
+    std::printf("  run %d%s: total %6.2f us |", rep, rep ? " hot " : " cold",
+                (r.mark[rep][kMarks] - r.mark[rep][0]) / ghz / 1e3);
+    long long prev = r.mark[rep][0];
+    for (int k = 1; k <= kMarks; ++k) {
+      if (k < kMarks && r.mark[rep][k] == 0)
+        continue;
+      std::printf(" %s %.2f", k < kMarks ? phase[k] : "end",
+                  (r.mark[rep][k] - prev) / ghz / 1e3);
+      prev = r.mark[rep][k];
+    }
+    std::printf("\n");
+  }
+}
+
+int main(int argc, char **argv) {
+  const int only = argc > 1 ? std::atoi(argv[1]) : -1; // one case, or all
+  std::srand(unsigned(time(nullptr)));
+  // Qwen3-8B's attention at batch 1, context 512: 8 KV heads of 4 q heads,
+  // D 128, chunks of 64 positions, the step's position 511 (chunk 7).
+  const int B = 1, kvHeads = 8, G = 4, D = 128, maxSeq = 576, chunks = 8,
+            chunkLen = 64, pos = 511;
+  const int qkvCols = (kvHeads * G + 2 * kvHeads) * D;
+  std::vector<void *> buf(9);
+  buf[0] = upload(randomBf16(size_t(B) * qkvCols, 2.f));
+  buf[1] = upload(randomBf16(D, 1.f));
+  buf[2] = upload(randomBf16(D, 1.f));
+  buf[3] = upload(randomBf16(size_t(B) * kvHeads * maxSeq * D, 1.f));
+  buf[4] = upload(randomBf16(size_t(B) * kvHeads * maxSeq * D, 1.f));
+  buf[5] = upload(std::vector<int32_t>(B, pos));
+  buf[6] = upload(std::vector<uint16_t>(size_t(B) * kvHeads * G * D));
+  buf[7] = upload(std::vector<float>(size_t(B) * kvHeads * chunks * G * D));
+  buf[8] = upload(std::vector<float>(size_t(B) * kvHeads * chunks * G));
+  void **dBuf = upload(buf);
+
+  DecodeAttentionParams ap{};
+  ap.qkv = 0, ap.qNorm = 1, ap.kNorm = 2, ap.kCache = 3, ap.vCache = 4;
+  ap.positions = 5, ap.out = 6, ap.partOut = 7, ap.partLse = 8;
+  ap.batch = B, ap.kvHeads = kvHeads, ap.group = G, ap.headDim = D;
+  ap.maxSeq = maxSeq, ap.chunks = chunks, ap.chunkLen = chunkLen;
+  ap.qkvCols = qkvCols, ap.qkNorm = 1;
+  ap.lowSmemBytes =
+      tawa::mega::taskLowSmemBytes(tawa::mega::linearRingBytes(1));
+  ap.prefetch = 1, ap.scale = 1.f / std::sqrt(float(D)), ap.eps = 1e-6f;
+  ap.ropeTheta = 1e6f;
+  AttentionMergeParams mp{};
+  mp.partOut = 7, mp.partLse = 8, mp.out = 6, mp.batch = B;
+  mp.kvHeads = kvHeads, mp.group = G, mp.headDim = D, mp.chunks = chunks;
+
+  int sms = 0, clockKHz = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, 0));
+  const size_t loadBytes = size_t(1) << 30;
+  uint4 *load;
+  CHECK(cudaMalloc(&load, loadBytes));
+  CHECK(cudaMemset(load, 1, loadBytes));
+  float *sink;
+  CHECK(cudaMalloc(&sink, 16));
+  Result *dRes;
+  CHECK(cudaMalloc(&dRes, sizeof(Result)));
+  const int smem = tawa::mega::kTaskSmemBytes;
+  CHECK(cudaFuncSetAttribute(
+      latencyKernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(
+      latencyKernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(
+      latencyKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  std::printf("device: %d SMs, nominal clock %.2f GHz\n", sms, clockKHz / 1e6);
+
+  struct Case {
+    const char *name;
+    int kind;
+    uint32_t tile;
+    int grid;
+    bool flushL2; ///< code and data from memory, not L2, on the first run
+  } cases[] = {
+      {"attention 8B chunk 0 (64 positions), idle GPU", 0, 0, 1, true},
+      {"attention 8B chunk 7 (holds the new row), idle GPU", 0, 7, 1, true},
+      {"attention 8B chunk 0, other SMs streaming", 0, 0, sms, true},
+      {"attention 8B chunk 7, other SMs streaming", 0, 7, sms, true},
+      {"attention 8B chunk 7, other SMs streaming, L2 warm", 0, 7, sms, false},
+      {"attention 8B chunk 7 prefetched, other SMs streaming", 2, 7, sms, true},
+      {"attention 8B chunk 0 prefetched, streaming, L2 warm", 2, 0, sms, false},
+      {"merge 8B head 0, idle GPU", 1, 0, 1, true},
+      {"merge 8B head 0, other SMs streaming", 1, 0, sms, true},
+      {"merge 8B head 0, other SMs streaming, L2 warm", 1, 0, sms, false},
+      {"attention 8B chunk 7 prefetched, idle GPU", 2, 7, 1, true},
+  };
+  for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
+    const Case &c = cases[ci];
+    if (only >= 0 && ci != only)
+      continue;
+    int zero = 0;
+    CHECK(cudaMemcpyToSymbol(gStop, &zero, sizeof(int)));
+    // Fresh code and data caches: the first run is cold as in a step.
+    if (c.flushL2)
+      CHECK(cudaMemset(load, 1, size_t(64) << 20));
+    if (c.kind == 0)
+      latencyKernel<0><<<c.grid, kTaskThreads, smem>>>(
+          ap, mp, dBuf, c.tile, load, loadBytes / 16, dRes, sink);
+    else if (c.kind == 2)
+      latencyKernel<2><<<c.grid, kTaskThreads, smem>>>(
+          ap, mp, dBuf, c.tile, load, loadBytes / 16, dRes, sink);
+    else
+      latencyKernel<1><<<c.grid, kTaskThreads, smem>>>(
+          ap, mp, dBuf, c.tile, load, loadBytes / 16, dRes, sink);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    Result r;
+    CHECK(cudaMemcpy(&r, dRes, sizeof(r), cudaMemcpyDeviceToHost));
+    const double ghz = double(r.clk1 - r.clk0) / double(r.ns1 - r.ns0);
+    report(c.name, r, ghz);
+  }
+  return 0;
+}
