@@ -30,10 +30,12 @@ __device__ long long gStamp[16];
   } while (0)
 
 #include "tawa/device/mega/tasks/attention.cuh"
+#include "tawa/device/mega/tasks/linear.cuh"
 
 using namespace tawa::device::mega;
 using tawa::mega::AttentionMergeParams;
 using tawa::mega::DecodeAttentionParams;
+using tawa::mega::LinearParams;
 
 #define CHECK(x)                                                               \
   do {                                                                         \
@@ -79,11 +81,13 @@ __device__ volatile int gStop;
 
 /// CTA 0 runs the task kReps times; the other CTAs (if any) stream `load`
 /// until it is done, as the weight-reading workers of a step do.
+/// Kind: 0 attention, 1 merge, 2 attention prefetched, 3 linear prefetched.
 template <int Kind>
 __global__ void __launch_bounds__(kTaskThreads, 1)
     latencyKernel(DecodeAttentionParams ap, AttentionMergeParams mp,
-                  void *const *buffers, uint32_t tile, const uint4 *load,
-                  size_t loadVecs, Result *out, float *sink) {
+                  LinearParams lp, void *const *buffers, uint32_t tile,
+                  const uint4 *load, size_t loadVecs, Result *out,
+                  float *sink) {
   if (blockIdx.x != 0) {
     uint4 acc = make_uint4(0, 0, 0, 0);
     for (size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;;) {
@@ -116,10 +120,13 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
   const long long clk0 = clock64();
   for (int r = 0; r < kReps; ++r) {
     __syncthreads();
-    if (Kind == 2) {
-      // As a worker does before waiting for the QKV projection; then the
+    if (Kind == 2 || Kind == 3) {
+      // As a worker does before waiting for the task's inputs; then the
       // wait (the copies land meanwhile).
-      decodeAttentionPrefetch(ap, buffers, tile);
+      if (Kind == 2)
+        decodeAttentionPrefetch(ap, buffers, tile);
+      else
+        linearPrefetch(lp, buffers, tile);
       __syncthreads();
       const long long t = clock64();
       while (clock64() - t < 20000) {
@@ -127,7 +134,9 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
       __syncthreads();
     }
     TAWA_MEGA_TASK_STAMP(0);
-    if (Kind != 1)
+    if (Kind == 3)
+      linearTask(lp, buffers, tile, true);
+    else if (Kind != 1)
       decodeAttentionTask(ap, buffers, tile, Kind == 2);
     else
       attentionMergeTask(mp, buffers, tile);
@@ -184,10 +193,13 @@ static std::vector<uint16_t> randomBf16(size_t n, float scale) {
   return v;
 }
 
-static void report(const char *name, const Result &r, double ghz) {
-  static const char *phase[kMarks] = {"call",    "geometry",  "q/k norm+RoPE",
-                                      "kv wait", "scores",    "softmax",
-                                      "P.V",     "final sums"};
+static void report(const char *name, int kind, const Result &r, double ghz) {
+  static const char *attnPhase[kMarks] = {
+      "call",   "geometry", "q/k norm+RoPE", "kv wait",
+      "scores", "softmax",  "P.V",           "final sums"};
+  static const char *linearPhase[kMarks] = {
+      "call", "input copy", "norm", "weights x input", "", "", "", ""};
+  const char *const *phase = kind == 3 ? linearPhase : attnPhase;
   std::printf("%s (%.2f GHz; FMA probe cold %lld, hot %lld cycles)\n", name,
               ghz, r.fmaCycles[0], r.fmaCycles[1]);
   for (int rep = 0; rep < kReps; ++rep) {
@@ -213,7 +225,7 @@ int main(int argc, char **argv) {
   const int B = 1, kvHeads = 8, G = 4, D = 128, maxSeq = 576, chunks = 8,
             chunkLen = 64, pos = 511;
   const int qkvCols = (kvHeads * G + 2 * kvHeads) * D;
-  std::vector<void *> buf(9);
+  std::vector<void *> buf(17);
   buf[0] = upload(randomBf16(size_t(B) * qkvCols, 2.f));
   buf[1] = upload(randomBf16(D, 1.f));
   buf[2] = upload(randomBf16(D, 1.f));
@@ -223,7 +235,29 @@ int main(int argc, char **argv) {
   buf[6] = upload(std::vector<uint16_t>(size_t(B) * kvHeads * G * D));
   buf[7] = upload(std::vector<float>(size_t(B) * kvHeads * chunks * G * D));
   buf[8] = upload(std::vector<float>(size_t(B) * kvHeads * chunks * G));
+  // Qwen3-0.6B's QKV projection (RMSNorm, K 1024, 4096 columns in tiles of
+  // 32) and O projection (residual, K 2048, 1024 columns in tiles of 16).
+  const int kA = 1024, nA = 4096, kB = 2048, nB = 1024;
+  buf[9] = upload(randomBf16(kA, 2.f));
+  buf[10] = upload(randomBf16(kA, 1.f));
+  buf[11] = upload(randomBf16(size_t(nA) * kA, 0.05f));
+  buf[12] = upload(std::vector<uint16_t>(nA));
+  buf[13] = upload(randomBf16(kB, 1.f));
+  buf[14] = upload(randomBf16(size_t(nB) * kB, 0.05f));
+  buf[15] = upload(std::vector<uint16_t>(nB));
+  buf[16] = upload(randomBf16(nB, 1.f));
   void **dBuf = upload(buf);
+  const uint32_t none = tawa::mega::kNoBuffer;
+  LinearParams lpA{};
+  lpA.in = 9, lpA.normWeight = 10, lpA.w0 = lpA.w1 = lpA.w2 = 11;
+  lpA.out = 12, lpA.residual = none, lpA.m = 1, lpA.n = nA, lpA.k = kA;
+  lpA.tileM = 1, lpA.tileN = 32, lpA.colTiles = nA / 32;
+  lpA.seg1 = lpA.seg2 = nA, lpA.eps = 1e-6f;
+  lpA.ringBytes = tawa::mega::linearRingBytes(1);
+  LinearParams lpB = lpA;
+  lpB.in = 13, lpB.normWeight = none, lpB.w0 = lpB.w1 = lpB.w2 = 14;
+  lpB.out = 15, lpB.residual = 16, lpB.n = nB, lpB.k = kB, lpB.tileN = 16;
+  lpB.colTiles = nB / 16, lpB.seg1 = lpB.seg2 = nB;
 
   DecodeAttentionParams ap{};
   ap.qkv = 0, ap.qNorm = 1, ap.kNorm = 2, ap.kCache = 3, ap.vCache = 4;
@@ -257,6 +291,8 @@ int main(int argc, char **argv) {
       latencyKernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   CHECK(cudaFuncSetAttribute(
       latencyKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(
+      latencyKernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::printf("device: %d SMs, nominal clock %.2f GHz\n", sms, clockKHz / 1e6);
 
   struct Case {
@@ -265,6 +301,7 @@ int main(int argc, char **argv) {
     uint32_t tile;
     int grid;
     bool flushL2; ///< code and data from memory, not L2, on the first run
+    const LinearParams *lp = nullptr; ///< kind 3
   } cases[] = {
       {"attention 8B chunk 0 (64 positions), idle GPU", 0, 0, 1, true},
       {"attention 8B chunk 7 (holds the new row), idle GPU", 0, 7, 1, true},
@@ -277,6 +314,10 @@ int main(int argc, char **argv) {
       {"merge 8B head 0, other SMs streaming", 1, 0, sms, true},
       {"merge 8B head 0, other SMs streaming, L2 warm", 1, 0, sms, false},
       {"attention 8B chunk 7 prefetched, idle GPU", 2, 7, 1, true},
+      {"linear 0.6B QKV tile (RMSNorm) prefetched, streaming, L2 warm", 3, 5,
+       sms, false, &lpA},
+      {"linear 0.6B O tile (residual) prefetched, streaming, L2 warm", 3, 5,
+       sms, false, &lpB},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];
@@ -287,21 +328,19 @@ int main(int argc, char **argv) {
     // Fresh code and data caches: the first run is cold as in a step.
     if (c.flushL2)
       CHECK(cudaMemset(load, 1, size_t(64) << 20));
-    if (c.kind == 0)
-      latencyKernel<0><<<c.grid, kTaskThreads, smem>>>(
-          ap, mp, dBuf, c.tile, load, loadBytes / 16, dRes, sink);
-    else if (c.kind == 2)
-      latencyKernel<2><<<c.grid, kTaskThreads, smem>>>(
-          ap, mp, dBuf, c.tile, load, loadBytes / 16, dRes, sink);
-    else
-      latencyKernel<1><<<c.grid, kTaskThreads, smem>>>(
-          ap, mp, dBuf, c.tile, load, loadBytes / 16, dRes, sink);
+    const LinearParams lp = c.lp ? *c.lp : lpA;
+    auto kernel = c.kind == 0   ? latencyKernel<0>
+                  : c.kind == 1 ? latencyKernel<1>
+                  : c.kind == 2 ? latencyKernel<2>
+                                : latencyKernel<3>;
+    kernel<<<c.grid, kTaskThreads, smem>>>(ap, mp, lp, dBuf, c.tile, load,
+                                           loadBytes / 16, dRes, sink);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     Result r;
     CHECK(cudaMemcpy(&r, dRes, sizeof(r), cudaMemcpyDeviceToHost));
     const double ghz = double(r.clk1 - r.clk0) / double(r.ns1 - r.ns0);
-    report(c.name, r, ghz);
+    report(c.name, c.kind, r, ghz);
   }
   return 0;
 }

@@ -74,7 +74,6 @@ static_assert(taskKindOf(OpKind::Embedding) == uint8_t(TaskKind::Embedding) &&
                       uint8_t(TaskKind::DecodeAttention) &&
                   taskKindOf(OpKind::AttentionMerge) ==
                       uint8_t(TaskKind::AttentionMerge) &&
-                  taskKindOf(OpKind::SiluMul) == uint8_t(TaskKind::SiluMul) &&
                   taskKindOf(OpKind::Argmax) == uint8_t(TaskKind::Argmax),
               "TaskKind is OpKind + 1 (DeviceTables.cpp writes kinds so)");
 
@@ -267,7 +266,7 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
       p.w0 = weight(wp + "mlp.gate_proj.weight", {I, H});
       p.w1 = weight(wp + "mlp.up_proj.weight", {I, H});
       p.paired = 1;
-      p.out = tensor(lp + "gate_up");
+      p.out = tensor(lp + "act");
     } else if (what == "down") {
       p.in = tensor(lp + "act");
       p.w0 = weight(wp + "mlp.down_proj.weight", {H, I});
@@ -370,18 +369,6 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     out = pack(p);
     return error.empty();
   }
-  case OpKind::SiluMul: {
-    SiluMulParams p{};
-    p.gateUp = tensor(lp + "gate_up");
-    p.out = tensor(lp + "act");
-    p.batch = B;
-    p.inter = static_cast<int32_t>(c.intermediateSize);
-    if (!intAttr(op, "tile_n", p.tileN))
-      return false;
-    p.colTiles = (p.inter + p.tileN - 1) / p.tileN;
-    out = pack(p);
-    return error.empty();
-  }
   case OpKind::Argmax: {
     ArgmaxParams p{};
     p.logits = tensor("logits");
@@ -470,12 +457,6 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       auto p = paramsAs<AttentionMergeParams>(raw);
       os << " part=" << name(p.partOut) << "," << name(p.partLse)
          << " out=" << name(p.out) << " chunks=" << p.chunks;
-      break;
-    }
-    case OpKind::SiluMul: {
-      auto p = paramsAs<SiluMulParams>(raw);
-      os << " gate_up=" << name(p.gateUp) << " out=" << name(p.out)
-         << " tile_n=" << p.tileN;
       break;
     }
     case OpKind::Argmax: {

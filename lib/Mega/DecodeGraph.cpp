@@ -234,33 +234,18 @@ TGraph Builder::build() {
           return std::vector<Region>{box(x, {r, cl})};
         });
 
-    // Post-attention RMSNorm fused into gate/up. A tile computes the gate and
-    // the up columns of the same indices (weights interleaved per tile), so
-    // the SiLU-mul tile of those columns reads one producer tile.
-    int gateUp = tensor(p + "gate_up", {B, 2, I});
+    // Post-attention RMSNorm fused into gate/up, and SiLU·mul into its
+    // epilogue: a tile computes the gate and the up columns of the same
+    // indices (it reads both weights' rows) and writes silu(gate) · up, so
+    // no operator and no hop sits between it and the down projection.
+    int act = tensor(p + "act", {B, I});
     int guOp = op(p + "gate_up", OpKind::RmsNormLinear, layer, {{"eps", eps}});
-    const int64_t guWidth = linearTiles(
+    linearTiles(
         guOp, mid, H, I,
         [&](Interval r, Interval cl) {
-          return box(gateUp, {r, {0, 2}, cl});
+          return box(act, {r, cl});
         },
         noExtra);
-    int act = tensor(p + "act", {B, I});
-    int siluOp = op(p + "silu_mul", OpKind::SiluMul, layer, {});
-    {
-      // The gate/up tiles' width: each SiLU-mul tile reads one of them.
-      int64_t rowTiles = ceilDiv(B, kRowTile);
-      int64_t width = guWidth;
-      g.ops[siluOp].attrs.push_back({"tile_n", num(width)});
-      int64_t colTiles = ceilDiv(I, width);
-      for (int64_t mt = 0; mt < rowTiles; ++mt)
-        for (int64_t nt = 0; nt < colTiles; ++nt) {
-          Interval rows{mt * kRowTile, std::min(B, (mt + 1) * kRowTile)};
-          Interval cols{nt * width, std::min(I, (nt + 1) * width)};
-          task(siluOp, mt * colTiles + nt, {box(gateUp, {rows, {0, 2}, cols})},
-               {box(act, {rows, cols})});
-        }
-    }
 
     // Down projection plus the residual stream: the next layer's input.
     int next = tensor("x." + num(l + 1), {B, H});

@@ -26,7 +26,6 @@ const KindName kKindNames[] = {
     {OpKind::LinearResidual, "linear_residual"},
     {OpKind::DecodeAttention, "decode_attention"},
     {OpKind::AttentionMerge, "attention_merge"},
-    {OpKind::SiluMul, "silu_mul"},
     {OpKind::Argmax, "argmax"},
     {OpKind::Generic, "generic"},
 };

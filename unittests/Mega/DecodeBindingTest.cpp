@@ -91,6 +91,8 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   p = paramsAs<LinearParams>(b.params[i]);
   EXPECT_EQ(p.paired, 1);
   EXPECT_EQ(b.buffers[p.w1].name, "model.layers.5.mlp.up_proj.weight");
+  // SiLU·mul is the tile's epilogue: it writes the down projection's input.
+  EXPECT_EQ(b.buffers[p.out].name, "l5.act");
 
   opNamed(g, "l5.down", i);
   p = paramsAs<LinearParams>(b.params[i]);

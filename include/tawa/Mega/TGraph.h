@@ -67,7 +67,6 @@ enum class OpKind {
   DecodeAttention, ///< one (batch row, KV head, sequence chunk) of attention,
                    ///< with q/k RMSNorm (Qwen3), RoPE and the KV-cache append
   AttentionMerge,  ///< merge the per-chunk partial outputs (log-sum-exp)
-  SiluMul,         ///< silu(gate) * up, elementwise
   Argmax,          ///< greedy next token of one batch row
   Generic,         ///< no device function; for hand-written test graphs
 };

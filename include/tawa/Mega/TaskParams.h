@@ -29,8 +29,7 @@ enum class TaskKind : uint8_t {
   LinearResidual = 3,
   DecodeAttention = 4,
   AttentionMerge = 5,
-  SiluMul = 6,
-  Argmax = 7,
+  Argmax = 6,
 };
 
 /// Element type of a bound buffer.
@@ -110,13 +109,14 @@ struct EmbeddingParams {
 /// y = norm(x) · Wᵀ over all K, for a tile of rows.
 /// Column c reads row c of w0 when c < seg1, row c - seg1 of w1 when
 /// c < seg2, else row c - seg2 of w2 (the fused q/k/v projection).
-/// `paired`: column c computes w0 row c and w1 row c into out[b, 0, c] and
-/// out[b, 1, c] (gate and up, out is [B, 2, N]).
+/// `paired`: column c computes gate = w0 row c and up = w1 row c and writes
+/// silu(gate) · up into out[b, c], rounded as the reference rounds
+/// F.silu(gate) * up in bf16 (the gate/up projection with SiLU·mul fused).
 struct LinearParams {
   uint32_t in;         ///< BF16 [M, K]
   uint32_t normWeight; ///< BF16 [K], kNoBuffer: no RMSNorm
   uint32_t w0, w1, w2; ///< BF16 [rows, K], row-major
-  uint32_t out;        ///< BF16 [M, N] (or [M, 2, N] paired), F32 if outF32
+  uint32_t out;        ///< BF16 [M, N], F32 if outF32
   uint32_t residual;   ///< BF16 [M, N] added to the output, or kNoBuffer
   int32_t m, n, k, tileM, tileN, colTiles;
   int32_t seg1, seg2;
@@ -162,13 +162,6 @@ struct AttentionMergeParams {
   int32_t batch, kvHeads, group, headDim, chunks;
 };
 
-/// SiluMul: out[b, c] = silu(gateUp[b, 0, c]) * gateUp[b, 1, c].
-struct SiluMulParams {
-  uint32_t gateUp; ///< BF16 [B, 2, I]
-  uint32_t out;    ///< BF16 [B, I]
-  int32_t batch, inter, tileN, colTiles;
-};
-
 /// Argmax: tile b writes the first index of row b's largest logit.
 struct ArgmaxParams {
   uint32_t logits; ///< F32 [B, V]
@@ -192,7 +185,6 @@ TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
          : kind == TaskKind::LinearResidual  ? 7
          : kind == TaskKind::DecodeAttention ? 9
          : kind == TaskKind::AttentionMerge  ? 3
-         : kind == TaskKind::SiluMul         ? 2
          : kind == TaskKind::Argmax          ? 2
                                              : 0;
 }
@@ -202,14 +194,12 @@ static_assert(offsetof(DecodeAttentionParams, batch) == 9 * 4,
               "9 buffer fields");
 static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,
               "3 buffer fields");
-static_assert(offsetof(SiluMulParams, batch) == 2 * 4, "2 buffer fields");
 static_assert(offsetof(ArgmaxParams, vocab) == 2 * 4, "2 buffer fields");
 
 static_assert(sizeof(EmbeddingParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(LinearParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(DecodeAttentionParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(AttentionMergeParams) <= sizeof(OpParams), "fits");
-static_assert(sizeof(SiluMulParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(ArgmaxParams) <= sizeof(OpParams), "fits");
 
 } // namespace tawa::mega

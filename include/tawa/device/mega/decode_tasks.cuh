@@ -128,9 +128,6 @@ struct DecodeTasks {
       attentionMergeTask(paramsOf<tawa::mega::AttentionMergeParams>(raw), bufs,
                          d.tile);
       break;
-    case TaskKind::SiluMul:
-      siluMulTask(paramsOf<tawa::mega::SiluMulParams>(raw), bufs, d.tile);
-      break;
     case TaskKind::Argmax:
       argmaxTask(paramsOf<tawa::mega::ArgmaxParams>(raw), bufs, d.tile);
       break;

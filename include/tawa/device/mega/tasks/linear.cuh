@@ -8,7 +8,8 @@
 // which sit in shared memory. Numerics follow the bf16
 // reference: the normalized input is rounded to bf16 before the weight
 // multiplies it, products accumulate in float, the result is rounded to bf16
-// before the residual is added.
+// before the residual is added. The gate/up tile ("paired": it reads the gate
+// and the up rows of its columns) ends with SiLU·mul.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
 #include "tawa/device/mma.cuh"
@@ -41,14 +42,17 @@ struct LinearTile {
     return bufferAt<const bf16>(buffers, p.w2) + size_t(c - p.seg2) * p.k;
   }
 
-  /// Stores the float sum of tile row r, virtual column v.
-  __device__ void store(int r, int v, float acc) const {
+  /// Stores the float sum of tile row r, virtual column v. Paired, `up` is
+  /// the sum of up column v (v < cols; gate is acc): the output is
+  /// bf16(bf16(silu(bf16(gate))) · bf16(up)), the reference's F.silu(gate) *
+  /// up on the bf16 projections.
+  __device__ void store(int r, int v, float acc, float up = 0.f) const {
     const int b = row0 + r;
     if (p.paired) {
-      int half = v >= cols;
-      int c = col0 + v - half * cols;
-      bufferAt<bf16>(buffers, p.out)[(size_t(b) * 2 + half) * p.n + c] =
-          toBf16(acc);
+      const float g = roundBf16(acc), u = roundBf16(up);
+      const float silu = roundBf16(g / (1.f + expf(-g)));
+      bufferAt<bf16>(buffers, p.out)[size_t(b) * p.n + col0 + v] =
+          toBf16(silu * u);
       return;
     }
     const size_t at = size_t(b) * p.n + col0 + v;
@@ -367,6 +371,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     if (k0 > 0)
       issueFirstStages(t, k0, klen, ring, slotBytes, bars);
     mbarrierWait(inBar, (inPhase0 + pass) & 1);
+    TAWA_MEGA_TASK_STAMP(1);
     if (norm) {
       if (onePass)
         addRowSquares(
@@ -391,6 +396,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       }
       __syncthreads();
     }
+    TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
       linearStream<1, 4>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
                          parity);
@@ -405,8 +411,15 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
                          parity);
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-    t.store(i / t.vcols, i % t.vcols, accS[i]);
+  TAWA_MEGA_TASK_STAMP(3);
+  if (p.paired) // gate column v, up column v + cols of the same row
+    for (int i = threadIdx.x; i < t.rows * t.cols; i += kTaskThreads) {
+      const int r = i / t.cols, v = i % t.cols;
+      t.store(r, v, accS[r * t.vcols + v], accS[r * t.vcols + t.cols + v]);
+    }
+  else
+    for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
+      t.store(i / t.vcols, i % t.vcols, accS[i]);
   // Every armed phase was waited for; the next task continues the phases
   // (every thread has read them: the barrier above).
   if (lane == 0)

@@ -1,6 +1,6 @@
-// The decode step's small task functions: embedding rows, SiLU·mul and the
-// greedy argmax (q/k RMSNorm, RoPE and the KV-cache append are part of the
-// attention task).
+// The decode step's small task functions: embedding rows and the greedy
+// argmax (q/k RMSNorm, RoPE and the KV-cache append are part of the
+// attention task, SiLU·mul of the gate/up linear's).
 // Each is a few memory-bound passes; numerics round to bf16 where the bf16
 // reference does (python/tawa/mega/reference.py).
 #pragma once
@@ -10,7 +10,6 @@ namespace tawa::device::mega {
 
 using tawa::mega::ArgmaxParams;
 using tawa::mega::EmbeddingParams;
-using tawa::mega::SiluMulParams;
 
 __device__ inline void embeddingTask(const EmbeddingParams &p,
                                      void *const *buffers, uint32_t tile) {
@@ -28,24 +27,6 @@ __device__ inline void embeddingTask(const EmbeddingParams &p,
     int tok = tokens[b];
     tok = (tok >= 0 && tok < p.vocab) ? tok : 0;
     out[size_t(b) * p.hidden + c] = table[size_t(tok) * p.hidden + c];
-  }
-}
-
-/// out = bf16(bf16(silu(gate)) * up), as F.silu(gate) * up in bf16.
-__device__ inline void siluMulTask(const SiluMulParams &p, void *const *buffers,
-                                   uint32_t tile) {
-  const int mt = tile / p.colTiles, nt = tile % p.colTiles;
-  const int row0 = mt * tawa::mega::kMaxTileRows;
-  const int rows = min(tawa::mega::kMaxTileRows, p.batch - row0);
-  const int col0 = nt * p.tileN, cols = min(p.tileN, p.inter - col0);
-  const bf16 *gu = bufferAt<const bf16>(buffers, p.gateUp);
-  bf16 *out = bufferAt<bf16>(buffers, p.out);
-  for (int i = threadIdx.x; i < rows * cols; i += kTaskThreads) {
-    const int b = row0 + i / cols, c = col0 + i % cols;
-    const float g = toFloat(gu[(size_t(b) * 2) * p.inter + c]);
-    const float u = toFloat(gu[(size_t(b) * 2 + 1) * p.inter + c]);
-    const float silu = roundBf16(g / (1.f + expf(-g)));
-    out[size_t(b) * p.inter + c] = toBf16(silu * u);
   }
 }
 
