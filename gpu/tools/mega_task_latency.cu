@@ -269,6 +269,12 @@ int main(int argc, char **argv) {
       tawa::mega::taskLowSmemBytes(tawa::mega::linearRingBytes(1));
   ap.prefetch = 1, ap.scale = 1.f / std::sqrt(float(D)), ap.eps = 1e-6f;
   ap.ropeTheta = 1e6f;
+  // One task over the whole context (512 positions, no split and no merge):
+  // the 8B group of 4 q heads, or one q head per task (group 1).
+  DecodeAttentionParams apWhole = ap;
+  apWhole.chunks = 1, apWhole.chunkLen = maxSeq;
+  DecodeAttentionParams apWhole1 = apWhole;
+  apWhole1.group = 1;
   AttentionMergeParams mp{};
   mp.partOut = 7, mp.partLse = 8, mp.out = 6, mp.batch = B;
   mp.kvHeads = kvHeads, mp.group = G, mp.headDim = D, mp.chunks = chunks;
@@ -301,7 +307,8 @@ int main(int argc, char **argv) {
     uint32_t tile;
     int grid;
     bool flushL2; ///< code and data from memory, not L2, on the first run
-    const LinearParams *lp = nullptr; ///< kind 3
+    const LinearParams *lp = nullptr;          ///< kind 3
+    const DecodeAttentionParams *ap = nullptr; ///< kinds 0, 2: not 8B's
   } cases[] = {
       {"attention 8B chunk 0 (64 positions), idle GPU", 0, 0, 1, true},
       {"attention 8B chunk 7 (holds the new row), idle GPU", 0, 7, 1, true},
@@ -318,6 +325,11 @@ int main(int argc, char **argv) {
        sms, false, &lpA},
       {"linear 0.6B O tile (residual) prefetched, streaming, L2 warm", 3, 5,
        sms, false, &lpB},
+      {"attention 8B 4 q heads x 512 positions prefetched, streaming, L2 "
+       "warm",
+       2, 0, sms, false, nullptr, &apWhole},
+      {"attention 8B 1 q head x 512 positions prefetched, streaming, L2 warm",
+       2, 0, sms, false, nullptr, &apWhole1},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];
@@ -333,8 +345,9 @@ int main(int argc, char **argv) {
                   : c.kind == 1 ? latencyKernel<1>
                   : c.kind == 2 ? latencyKernel<2>
                                 : latencyKernel<3>;
-    kernel<<<c.grid, kTaskThreads, smem>>>(ap, mp, lp, dBuf, c.tile, load,
-                                           loadBytes / 16, dRes, sink);
+    kernel<<<c.grid, kTaskThreads, smem>>>(c.ap ? *c.ap : ap, mp, lp, dBuf,
+                                           c.tile, load, loadBytes / 16, dRes,
+                                           sink);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     Result r;
