@@ -18,9 +18,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
+#include <random>
 #include <vector>
+
+#include "../tests/common.cuh"
 
 __device__ long long gStamp[16];
 #define TAWA_MEGA_TASK_STAMP(k)                                                \
@@ -36,15 +37,6 @@ using namespace tawa::device::mega;
 using tawa::mega::AttentionMergeParams;
 using tawa::mega::DecodeAttentionParams;
 using tawa::mega::LinearParams;
-
-#define CHECK(x)                                                               \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));            \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 constexpr int kReps = 4;  ///< runs of a task per launch: cold, then hot
 constexpr int kMarks = 8; ///< phase marks 0..7 (0: the call)
@@ -173,23 +165,20 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
   }
 }
 
-static uint16_t toBf16Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return uint16_t((u + 0x7FFFu + ((u >> 16) & 1)) >> 16);
-}
-
 template <typename T> static T *upload(const std::vector<T> &v) {
   T *d;
-  CHECK(cudaMalloc(&d, v.size() * sizeof(T)));
-  CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMalloc(&d, v.size() * sizeof(T)));
+  TAWA_CHECK_CUDA(
+      cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
 
-static std::vector<uint16_t> randomBf16(size_t n, float scale) {
-  std::vector<uint16_t> v(n);
+static std::vector<__nv_bfloat16> randomBf16(std::mt19937_64 &rng, size_t n,
+                                             float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<__nv_bfloat16> v(n);
   for (auto &x : v)
-    x = toBf16Bits(scale * (float(std::rand()) / RAND_MAX * 2.f - 1.f));
+    x = __float2bfloat16(u(rng));
   return v;
 }
 
@@ -219,18 +208,18 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
 
 int main(int argc, char **argv) {
   const int only = argc > 1 ? std::atoi(argv[1]) : -1; // one case, or all
-  std::srand(unsigned(time(nullptr)));
+  std::mt19937_64 rng(tawa::test::testSeed(argv[0]));
   // Qwen3-8B's attention at batch 1, context 512: 8 KV heads of 4 q heads,
   // D 128, chunks of 64 positions, the step's position 511 (chunk 7).
   const int B = 1, kvHeads = 8, G = 4, D = 128, maxSeq = 576, chunks = 8,
             chunkLen = 64, pos = 511;
   const int qkvCols = (kvHeads * G + 2 * kvHeads) * D;
   std::vector<void *> buf(17);
-  buf[0] = upload(randomBf16(size_t(B) * qkvCols, 2.f));
-  buf[1] = upload(randomBf16(D, 1.f));
-  buf[2] = upload(randomBf16(D, 1.f));
-  buf[3] = upload(randomBf16(size_t(B) * kvHeads * maxSeq * D, 1.f));
-  buf[4] = upload(randomBf16(size_t(B) * kvHeads * maxSeq * D, 1.f));
+  buf[0] = upload(randomBf16(rng, size_t(B) * qkvCols, 2.f));
+  buf[1] = upload(randomBf16(rng, D, 1.f));
+  buf[2] = upload(randomBf16(rng, D, 1.f));
+  buf[3] = upload(randomBf16(rng, size_t(B) * kvHeads * maxSeq * D, 1.f));
+  buf[4] = upload(randomBf16(rng, size_t(B) * kvHeads * maxSeq * D, 1.f));
   buf[5] = upload(std::vector<int32_t>(B, pos));
   buf[6] = upload(std::vector<uint16_t>(size_t(B) * kvHeads * G * D));
   buf[7] = upload(std::vector<float>(size_t(B) * kvHeads * chunks * G * D));
@@ -238,14 +227,14 @@ int main(int argc, char **argv) {
   // Qwen3-0.6B's QKV projection (RMSNorm, K 1024, 4096 columns in tiles of
   // 32) and O projection (residual, K 2048, 1024 columns in tiles of 16).
   const int kA = 1024, nA = 4096, kB = 2048, nB = 1024;
-  buf[9] = upload(randomBf16(kA, 2.f));
-  buf[10] = upload(randomBf16(kA, 1.f));
-  buf[11] = upload(randomBf16(size_t(nA) * kA, 0.05f));
+  buf[9] = upload(randomBf16(rng, kA, 2.f));
+  buf[10] = upload(randomBf16(rng, kA, 1.f));
+  buf[11] = upload(randomBf16(rng, size_t(nA) * kA, 0.05f));
   buf[12] = upload(std::vector<uint16_t>(nA));
-  buf[13] = upload(randomBf16(kB, 1.f));
-  buf[14] = upload(randomBf16(size_t(nB) * kB, 0.05f));
+  buf[13] = upload(randomBf16(rng, kB, 1.f));
+  buf[14] = upload(randomBf16(rng, size_t(nB) * kB, 0.05f));
   buf[15] = upload(std::vector<uint16_t>(nB));
-  buf[16] = upload(randomBf16(nB, 1.f));
+  buf[16] = upload(randomBf16(rng, nB, 1.f));
   void **dBuf = upload(buf);
   const uint32_t none = tawa::mega::kNoBuffer;
   LinearParams lpA{};
@@ -280,24 +269,25 @@ int main(int argc, char **argv) {
   mp.kvHeads = kvHeads, mp.group = G, mp.headDim = D, mp.chunks = chunks;
 
   int sms = 0, clockKHz = 0;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  CHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, 0));
+  TAWA_CHECK_CUDA(
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  TAWA_CHECK_CUDA(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, 0));
   const size_t loadBytes = size_t(1) << 30;
   uint4 *load;
-  CHECK(cudaMalloc(&load, loadBytes));
-  CHECK(cudaMemset(load, 1, loadBytes));
+  TAWA_CHECK_CUDA(cudaMalloc(&load, loadBytes));
+  TAWA_CHECK_CUDA(cudaMemset(load, 1, loadBytes));
   float *sink;
-  CHECK(cudaMalloc(&sink, 16));
+  TAWA_CHECK_CUDA(cudaMalloc(&sink, 16));
   Result *dRes;
-  CHECK(cudaMalloc(&dRes, sizeof(Result)));
+  TAWA_CHECK_CUDA(cudaMalloc(&dRes, sizeof(Result)));
   const int smem = tawa::mega::kTaskSmemBytes;
-  CHECK(cudaFuncSetAttribute(
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       latencyKernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CHECK(cudaFuncSetAttribute(
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       latencyKernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CHECK(cudaFuncSetAttribute(
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       latencyKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CHECK(cudaFuncSetAttribute(
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       latencyKernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::printf("device: %d SMs, nominal clock %.2f GHz\n", sms, clockKHz / 1e6);
 
@@ -336,10 +326,10 @@ int main(int argc, char **argv) {
     if (only >= 0 && ci != only)
       continue;
     int zero = 0;
-    CHECK(cudaMemcpyToSymbol(gStop, &zero, sizeof(int)));
+    TAWA_CHECK_CUDA(cudaMemcpyToSymbol(gStop, &zero, sizeof(int)));
     // Fresh code and data caches: the first run is cold as in a step.
     if (c.flushL2)
-      CHECK(cudaMemset(load, 1, size_t(64) << 20));
+      TAWA_CHECK_CUDA(cudaMemset(load, 1, size_t(64) << 20));
     const LinearParams lp = c.lp ? *c.lp : lpA;
     auto kernel = c.kind == 0   ? latencyKernel<0>
                   : c.kind == 1 ? latencyKernel<1>
@@ -348,10 +338,9 @@ int main(int argc, char **argv) {
     kernel<<<c.grid, kTaskThreads, smem>>>(c.ap ? *c.ap : ap, mp, lp, dBuf,
                                            c.tile, load, loadBytes / 16, dRes,
                                            sink);
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
+    TAWA_CHECK_LAUNCH();
     Result r;
-    CHECK(cudaMemcpy(&r, dRes, sizeof(r), cudaMemcpyDeviceToHost));
+    TAWA_CHECK_CUDA(cudaMemcpy(&r, dRes, sizeof(r), cudaMemcpyDeviceToHost));
     const double ghz = double(r.clk1 - r.clk0) / double(r.ns1 - r.ns0);
     report(c.name, c.kind, r, ghz);
   }
