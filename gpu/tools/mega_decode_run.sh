@@ -52,8 +52,10 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
     # Batch 1 plans have no JIT task: attention's cache copies are issued
     # before its inputs are ready (the prefetch path); batch > 1 plans are
     # hybrid.
-    echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 1 and 3, qwen3-0.6b-l2 batch 2; 3 steps each)"
-    for cfg in llama-tiny:2 qwen3-tiny:1 qwen3-tiny:3 qwen3-0.6b-l2:2; do
+    # qwen3-0.6b-l2 (head dim 128: attention on the tensor cores) at batch 1
+    # (its cache copies prefetched) and 2 (just in time).
+    echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 1 and 3, qwen3-0.6b-l2 batch 1 and 2; 3 steps each)"
+    for cfg in llama-tiny:2 qwen3-tiny:1 qwen3-tiny:3 qwen3-0.6b-l2:1 qwen3-0.6b-l2:2; do
       [ "$tool" = synccheck ] && [ "${cfg%%:*}" = qwen3-0.6b-l2 ] && continue
       timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_mega_decode_sanitize" \
         "$bin/${cfg%%:*}.json" "${cfg##*:}" 1024 3 \

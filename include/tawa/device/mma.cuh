@@ -24,4 +24,27 @@ __device__ __forceinline__ void mmaBf16m16n8k16(float (&d)[4], uint32_t a0,
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/// Four 8x8 b16 matrices, transposed on the way: lane l gives the address of
+/// row l % 8 of matrix l / 8 (16 bytes); register j receives, for matrix j,
+/// the elements (row 2t, column g) and (row 2t + 1, column g) of lane
+/// (g, t) = (l / 4, l % 4), low half first. A row-major [k][m] tile read
+/// this way is the A operand of mma.m16n8k16 in its [m][k] layout.
+__device__ __forceinline__ void ldmatrixX4Trans(uint32_t addr, uint32_t &r0,
+                                                uint32_t &r1, uint32_t &r2,
+                                                uint32_t &r3) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, "
+      "[%4];\n"
+      : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+      : "r"(addr)
+      : "memory");
+}
+
+/// Two floats as bf16x2, `lo` in the low half (round to nearest even).
+__device__ __forceinline__ uint32_t packBf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
 } // namespace tawa::device

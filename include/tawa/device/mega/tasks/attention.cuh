@@ -17,6 +17,8 @@
 // merge task combines them.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
+#include "tawa/device/mma.cuh"
+#include "tawa/device/sync.cuh"
 #include "tawa/device/tma.cuh"
 
 #include <type_traits>
@@ -170,6 +172,8 @@ template <int G> struct AttnChunk {
                            16 + slots * G * D * 4 + 128;
     blockLen = min(min(kAttnBlock, 32768 / D),
                    (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
+    // Whole 16-position groups of the tensor-core path (D = 128).
+    blockLen = blockLen >= 16 ? blockLen / 16 * 16 : blockLen;
     blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
     qs = reinterpret_cast<float *>(taskSmem() + 128 + kAttnLaneTableBytes);
     xs = qs + G * D;
@@ -243,6 +247,15 @@ template <typename F> __device__ void withGroup(int group, F &&f) {
 /// benchmarked model), else 0 (read from p): the constant removes the
 /// per-element bounds checks and index arithmetic, most of the instructions
 /// of a task that runs once per layer from a cold instruction cache.
+///
+/// With D = 128 the scores and P·V run on the tensor cores (mma.m16n8k16,
+/// bf16 operands, float sums): a warp scores 16 positions against the
+/// group's q heads (the n of the product, padded to 8) as K rows × qᵀ, and
+/// computes its 32 output dimensions as Vᵀ (read with ldmatrix.trans) ×
+/// Pᵀ; q and the probabilities are rounded to bf16 as the reference's bf16
+/// attention does. On the CUDA cores a 256-position chunk took 28 µs (one
+/// warp per scheduler, shuffle reductions per position); other head
+/// dimensions keep that path.
 template <int G, int DC>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      void *const *buffers, uint32_t tile,
@@ -292,6 +305,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   bf16 *kNew = c.kNew, *vNew = c.vNew;
   const bf16 *kvS = c.kvS;
   const size_t headBase = c.headBase;
+  constexpr bool kTC = DC == 128 && DC % (16 * kTaskWarps) == 0;
+  constexpr int kMT = kTC ? DC / (16 * kTaskWarps) : 1; // m tiles per warp
+  const int fg = lane / 4, ft = lane % 4; // the lane's fragment row, column
 
   // q (scaled) and the new k into shared memory; the new k and v into the
   // cache for the steps after this one.
@@ -347,8 +363,34 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 #pragma unroll
     for (int e = 0; e < 8; ++e)
       acc[g][e] = 0.f;
+  // Tensor cores: the output dims [16 (kMT warp + mt), + 16) of heads 2t,
+  // 2t + 1 (lane (g, t) holds dims g and g + 8).
+  float accO[kMT][4];
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      accO[mt][e] = 0.f;
   __syncthreads();
   TAWA_MEGA_TASK_STAMP(2);
+  // Tensor cores: lane (g, t)'s B operand of the scores, q head g (zero past
+  // the group) at dims 32 c + 8 t + [0, 8) as bf16 (the K permutation of
+  // linearStream: the A loads are then 16 bytes).
+  uint4 qf[kTC ? DC / 32 : 1];
+  if constexpr (kTC) {
+#pragma unroll
+    for (int cc = 0; cc < DC / 32; ++cc) {
+      qf[cc] = make_uint4(0, 0, 0, 0);
+      if (fg < G) {
+        const float4 a =
+            *reinterpret_cast<const float4 *>(qs + fg * D + 32 * cc + 8 * ft);
+        const float4 e = *reinterpret_cast<const float4 *>(
+            qs + fg * D + 32 * cc + 8 * ft + 4);
+        qf[cc] = make_uint4(packBf16x2(a.x, a.y), packBf16x2(a.z, a.w),
+                            packBf16x2(e.x, e.y), packBf16x2(e.z, e.w));
+      }
+    }
+  }
 
   const int slot = warp * perWarp + sub;
   // Bit b: parity of buffer b's barriers (its keys and values complete
@@ -364,6 +406,43 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     const uint32_t par = (phase >> buf) & 1;
     mbarrierWait(&tb.kv[2 * buf], par);
     TAWA_MEGA_TASK_STAMP(3);
+    if constexpr (kTC) {
+      bf16 *kW = c.kvS + buf * 2 * blockLen * D, *vW = kW + blockLen * D;
+      // The step's own row, which the copies left out, and zero value rows
+      // up to the next 16 (their probabilities are 0, stale bits could be
+      // NaN): disjoint from the bytes the copies write.
+      if (newAt >= 0 && threadIdx.x < D / 8) {
+        reinterpret_cast<uint4 *>(kW + newAt * D)[threadIdx.x] =
+            reinterpret_cast<const uint4 *>(kNew)[threadIdx.x];
+        reinterpret_cast<uint4 *>(vW + newAt * D)[threadIdx.x] =
+            reinterpret_cast<const uint4 *>(vNew)[threadIdx.x];
+      }
+      const int n16 = (n + 15) / 16 * 16;
+      for (int i = threadIdx.x; i < (n16 - n) * (D / 8); i += kTaskThreads)
+        reinterpret_cast<uint4 *>(vW + n * D)[i] = make_uint4(0, 0, 0, 0);
+      // Later tasks' copies write these bytes through the async proxy.
+      fenceProxyAsyncShared();
+      __syncthreads();
+      for (int grp = warp; grp * 16 < n; grp += kTaskWarps) {
+        float d[4] = {0.f, 0.f, 0.f, 0.f};
+        const bf16 *lo = kS + (grp * 16 + fg) * D + 8 * ft;
+        const bf16 *hi = lo + 8 * D;
+#pragma unroll
+        for (int cc = 0; cc < DC / 32; ++cc) {
+          const uint4 a = *reinterpret_cast<const uint4 *>(lo + 32 * cc);
+          const uint4 e = *reinterpret_cast<const uint4 *>(hi + 32 * cc);
+          mmaBf16m16n8k16(d, a.x, e.x, a.y, e.y, qf[cc].x, qf[cc].y);
+          mmaBf16m16n8k16(d, a.z, e.z, a.w, e.w, qf[cc].z, qf[cc].w);
+        }
+        const int s = grp * 16 + fg;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int head = 2 * ft + e % 2, at = s + (e / 2) * 8;
+          if (head < G && at < n)
+            scores[head * blockLen + at] = d[e];
+        }
+      }
+    } else {
     // Scores: the lanes of a slot each take 8 columns of its key row. The
     // trip count is the warp's, not the slot's, so that every lane reaches
     // the shuffles (a slot past the block's end scores nothing).
@@ -404,6 +483,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
             scores[g * blockLen + s] = dot[u][g];
       }
     }
+    } // CUDA cores
     __syncthreads();
     TAWA_MEGA_TASK_STAMP(4);
     // Online softmax: warp w updates heads w, w + warps, ...
@@ -429,6 +509,40 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     }
     __syncthreads();
     TAWA_MEGA_TASK_STAMP(5);
+    if constexpr (kTC) {
+      // Vᵀ (ldmatrix.trans of 16 positions × 16 dims) × Pᵀ (16 positions ×
+      // the heads): lane l addresses row l % 8 of matrix l / 8, matrices
+      // (positions 0-7 | 8-15) × (dims 0-7 | 8-15).
+      const float r0 = 2 * ft < G ? rescale[2 * ft] : 1.f;
+      const float r1 = 2 * ft + 1 < G ? rescale[2 * ft + 1] : 1.f;
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        accO[mt][0] *= r0, accO[mt][2] *= r0;
+        accO[mt][1] *= r1, accO[mt][3] *= r1;
+      }
+      mbarrierWait(&tb.kv[2 * buf + 1], par);
+      const int mat = lane / 8;
+      const uint32_t vAddr = static_cast<uint32_t>(__cvta_generic_to_shared(
+          vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D + (mat & 1 ? 8 : 0) +
+          warp * kMT * 16));
+      const float *pr = scores + fg * blockLen + 2 * ft;
+      for (int kk = 0; kk * 16 < n; ++kk) {
+        const int s = kk * 16 + 2 * ft;
+        uint32_t b0 = 0, b1 = 0;
+        if (fg < G) {
+          b0 = packBf16x2(s < n ? pr[kk * 16] : 0.f,
+                          s + 1 < n ? pr[kk * 16 + 1] : 0.f);
+          b1 = packBf16x2(s + 8 < n ? pr[kk * 16 + 8] : 0.f,
+                          s + 9 < n ? pr[kk * 16 + 9] : 0.f);
+        }
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          uint32_t a0, a1, a2, a3;
+          ldmatrixX4Trans(vAddr + (kk * 16 * D + mt * 16) * 2, a0, a1, a2, a3);
+          mmaBf16m16n8k16(accO[mt], a0, a1, a2, a3, b0, b1);
+        }
+      }
+    } else {
     // P·V over the slot's positions.
 #pragma unroll
     for (int g = 0; g < G; ++g) {
@@ -452,6 +566,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
           acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
       }
     }
+    } // CUDA cores
     // Scores and rescale are rewritten by the next block, this buffer by
     // block j + 2 (its copies are issued after every thread's reads).
     __syncthreads();
@@ -461,13 +576,27 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       c.issue(j + 2, tb);
   }
 
-  // Sum the slots' partial outputs.
+  // Sum the slots' partial outputs (tensor cores: one slot, each warp's
+  // dims its own).
+  if constexpr (kTC) {
 #pragma unroll
-  for (int g = 0; g < G; ++g)
+    for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int e = 0; e < 8; ++e)
-      partial[(slot * G + g) * D + col + e] = acc[g][e];
+      for (int e = 0; e < 4; ++e) {
+        const int head = 2 * ft + e % 2;
+        const int dim = (warp * kMT + mt) * 16 + fg + (e / 2) * 8;
+        if (head < G)
+          partial[head * D + dim] = accO[mt][e];
+      }
+  } else {
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        partial[(slot * G + g) * D + col + e] = acc[g][e];
+  }
   __syncthreads();
+  const int sumSlots = kTC ? 1 : slots;
   TAWA_MEGA_TASK_STAMP(7);
   if (threadIdx.x == 0) // every thread has read the phase (the loop's start)
     tb.kvPhase = phase;
@@ -476,7 +605,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   for (int i = 4 * threadIdx.x; i < G * D; i += 4 * kTaskThreads) {
     const int g = i / D;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int w = 0; w < slots; ++w) {
+    for (int w = 0; w < sumSlots; ++w) {
       const float4 v =
           *reinterpret_cast<const float4 *>(partial + w * G * D + i);
       o.x += v.x, o.y += v.y, o.z += v.z, o.w += v.w;
