@@ -264,6 +264,12 @@ int main(int argc, char **argv) {
   apWhole.chunks = 1, apWhole.chunkLen = maxSeq;
   DecodeAttentionParams apWhole1 = apWhole;
   apWhole1.group = 1;
+  // Batch 16's attention task (just in time, so nothing prefetched; below
+  // the 72 KB ring of 16-row linear tiles): 4 q heads over 512 positions.
+  DecodeAttentionParams apWhole16 = apWhole;
+  apWhole16.prefetch = 0;
+  apWhole16.lowSmemBytes =
+      tawa::mega::taskLowSmemBytes(tawa::mega::linearRingBytes(16));
   AttentionMergeParams mp{};
   mp.partOut = 7, mp.partLse = 8, mp.out = 6, mp.batch = B;
   mp.kvHeads = kvHeads, mp.group = G, mp.headDim = D, mp.chunks = chunks;
@@ -320,6 +326,9 @@ int main(int argc, char **argv) {
        2, 0, sms, false, nullptr, &apWhole},
       {"attention 8B 1 q head x 512 positions prefetched, streaming, L2 warm",
        2, 0, sms, false, nullptr, &apWhole1},
+      {"attention 8B 4 q heads x 512 positions as at batch 16 (not "
+       "prefetched, 72 KB ring), streaming, L2 warm",
+       0, 0, sms, false, nullptr, &apWhole16},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];
