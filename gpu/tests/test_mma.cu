@@ -11,6 +11,8 @@
 #include "tawa/device/device.cuh"
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace tawa::device;
@@ -40,6 +42,27 @@ __global__ void mmaKernel(const uint16_t *A, const uint16_t *B, float *D,
   D[g * 8 + 2 * t + 1] = d[1];
   D[(g + 8) * 8 + 2 * t] = d[2];
   D[(g + 8) * 8 + 2 * t + 1] = d[3];
+}
+
+/// D [16][8] against float64: want(m, n) gives the exact sum and the sum of
+/// its terms' magnitudes (the scale of the relative error).
+template <typename Want>
+void checkProduct(Report &rep, const std::string &name,
+                  const std::vector<float> &D, Want want) {
+  int bad = 0;
+  double worst = 0;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 8; ++n) {
+      const std::pair<double, double> w = want(m, n);
+      const double err = std::fabs(D[m * 8 + n] - w.first) / (w.second + 1e-30);
+      worst = std::max(worst, err);
+      bad += !(err <= 1e-4); // a fragment mistake gives O(1)
+    }
+  if (bad)
+    rep.fail(name, "%d of 128 elements wrong (worst relative error %.3g)", bad,
+             worst);
+  else
+    rep.pass(name);
 }
 
 /// V: [16 k][16 m] row-major, B: [8][16] floats; D = Vᵀ·Bᵀ, [16][8].
@@ -86,25 +109,15 @@ void runTransCase(Report &rep, std::mt19937_64 &rng) {
   TAWA_CHECK_CUDA(cudaFree(dV));
   TAWA_CHECK_CUDA(cudaFree(dB));
   TAWA_CHECK_CUDA(cudaFree(dD));
-  int bad = 0;
-  double worst = 0;
-  for (int m = 0; m < 16; ++m)
-    for (int n = 0; n < 8; ++n) {
-      double want = 0, mag = 0;
-      for (int k = 0; k < 16; ++k) {
-        const double p = Elem::toDouble(V[k * 16 + m]) * double(B[n * 16 + k]);
-        want += p;
-        mag += std::fabs(p);
-      }
-      const double err = std::fabs(D[m * 8 + n] - want) / (mag + 1e-30);
-      worst = std::max(worst, err);
-      bad += !(err <= 1e-4);
+  checkProduct(rep, "mma_bf16_ldmatrix_trans", D, [&](int m, int n) {
+    double want = 0, mag = 0;
+    for (int k = 0; k < 16; ++k) {
+      const double p = Elem::toDouble(V[k * 16 + m]) * double(B[n * 16 + k]);
+      want += p;
+      mag += std::fabs(p);
     }
-  if (bad)
-    rep.fail("mma_bf16_ldmatrix_trans", "%d of 128 elements wrong (worst %.3g)",
-             bad, worst);
-  else
-    rep.pass("mma_bf16_ldmatrix_trans");
+    return std::make_pair(want, mag);
+  });
 }
 
 void runCase(Report &rep, std::mt19937_64 &rng, int K, bool accumulate) {
@@ -132,28 +145,19 @@ void runCase(Report &rep, std::mt19937_64 &rng, int K, bool accumulate) {
   TAWA_CHECK_CUDA(cudaFree(dA));
   TAWA_CHECK_CUDA(cudaFree(dB));
   TAWA_CHECK_CUDA(cudaFree(dD));
-  int bad = 0;
-  double worst = 0;
-  for (int m = 0; m < 16; ++m)
-    for (int n = 0; n < 8; ++n) {
-      double want = D0[m * 8 + n], mag = std::fabs(want);
-      for (int k = 0; k < K; ++k) {
-        const double p =
-            Elem::toDouble(A[m * K + k]) * Elem::toDouble(B[n * K + k]);
-        want += p;
-        mag += std::fabs(p);
-      }
-      const double err = std::fabs(D[m * 8 + n] - want) / (mag + 1e-30);
-      worst = std::max(worst, err);
-      bad += !(err <= 1e-4); // a fragment mistake gives O(1)
-    }
-  const std::string name = "mma_bf16_m16n8k16_k" + std::to_string(K) +
-                           (accumulate ? "_accumulate" : "");
-  if (bad)
-    rep.fail(name, "%d of 128 elements wrong (worst relative error %.3g)", bad,
-             worst);
-  else
-    rep.pass(name);
+  checkProduct(rep,
+               "mma_bf16_m16n8k16_k" + std::to_string(K) +
+                   (accumulate ? "_accumulate" : ""),
+               D, [&](int m, int n) {
+                 double want = D0[m * 8 + n], mag = std::fabs(want);
+                 for (int k = 0; k < K; ++k) {
+                   const double p = Elem::toDouble(A[m * K + k]) *
+                                    Elem::toDouble(B[n * K + k]);
+                   want += p;
+                   mag += std::fabs(p);
+                 }
+                 return std::make_pair(want, mag);
+               });
 }
 
 } // namespace
