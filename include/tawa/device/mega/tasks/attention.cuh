@@ -443,46 +443,47 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         }
       }
     } else {
-    // Scores: the lanes of a slot each take 8 columns of its key row. The
-    // trip count is the warp's, not the slot's, so that every lane reaches
-    // the shuffles (a slot past the block's end scores nothing).
-    // Four positions per slot at a time: their shuffle reductions are
-    // independent.
-    constexpr int kU = 4;
-    for (int base = warp * perWarp; base < n; base += slots * kU) {
-      float dot[kU][G];
+      // Scores: the lanes of a slot each take 8 columns of its key row. The
+      // trip count is the warp's, not the slot's, so that every lane reaches
+      // the shuffles (a slot past the block's end scores nothing).
+      // Four positions per slot at a time: their shuffle reductions are
+      // independent.
+      constexpr int kU = 4;
+      for (int base = warp * perWarp; base < n; base += slots * kU) {
+        float dot[kU][G];
 #pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int s = base + u * slots + sub;
-        float kf[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-        if (s < n)
-          unpack8(*reinterpret_cast<const uint4 *>(
-                      (s == newAt ? kNew : kS + s * D) + col),
-                  kf);
+        for (int u = 0; u < kU; ++u) {
+          const int s = base + u * slots + sub;
+          float kf[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+          if (s < n)
+            unpack8(*reinterpret_cast<const uint4 *>(
+                        (s == newAt ? kNew : kS + s * D) + col),
+                    kf);
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-          const float4 a = *reinterpret_cast<const float4 *>(qs + g * D + col);
-          const float4 c =
-              *reinterpret_cast<const float4 *>(qs + g * D + col + 4);
-          dot[u][g] = a.x * kf[0] + a.y * kf[1] + a.z * kf[2] + a.w * kf[3] +
-                      c.x * kf[4] + c.y * kf[5] + c.z * kf[6] + c.w * kf[7];
+          for (int g = 0; g < G; ++g) {
+            const float4 a =
+                *reinterpret_cast<const float4 *>(qs + g * D + col);
+            const float4 c =
+                *reinterpret_cast<const float4 *>(qs + g * D + col + 4);
+            dot[u][g] = a.x * kf[0] + a.y * kf[1] + a.z * kf[2] + a.w * kf[3] +
+                        c.x * kf[4] + c.y * kf[5] + c.z * kf[6] + c.w * kf[7];
+          }
+        }
+        for (int o = rowLanes / 2; o > 0; o >>= 1)
+#pragma unroll
+          for (int u = 0; u < kU; ++u)
+#pragma unroll
+            for (int g = 0; g < G; ++g)
+              dot[u][g] += __shfl_xor_sync(0xffffffffu, dot[u][g], o);
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          const int s = base + u * slots + sub;
+          if (s < n && lane % rowLanes == 0)
+#pragma unroll
+            for (int g = 0; g < G; ++g)
+              scores[g * blockLen + s] = dot[u][g];
         }
       }
-      for (int o = rowLanes / 2; o > 0; o >>= 1)
-#pragma unroll
-        for (int u = 0; u < kU; ++u)
-#pragma unroll
-          for (int g = 0; g < G; ++g)
-            dot[u][g] += __shfl_xor_sync(0xffffffffu, dot[u][g], o);
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int s = base + u * slots + sub;
-        if (s < n && lane % rowLanes == 0)
-#pragma unroll
-          for (int g = 0; g < G; ++g)
-            scores[g * blockLen + s] = dot[u][g];
-      }
-    }
     } // CUDA cores
     __syncthreads();
     TAWA_MEGA_TASK_STAMP(4);
@@ -543,29 +544,29 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         }
       }
     } else {
-    // P·V over the slot's positions.
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const float r = rescale[g];
-#pragma unroll
-      for (int e = 0; e < 8; ++e)
-        acc[g][e] *= r;
-    }
-    mbarrierWait(&tb.kv[2 * buf + 1], par);
-#pragma unroll 4
-    for (int s = slot; s < n; s += slots) {
-      float vf[8];
-      unpack8(*reinterpret_cast<const uint4 *>(
-                  (s == newAt ? vNew : vS + s * D) + col),
-              vf);
+      // P·V over the slot's positions.
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        const float pg = scores[g * blockLen + s];
+        const float r = rescale[g];
 #pragma unroll
         for (int e = 0; e < 8; ++e)
-          acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
+          acc[g][e] *= r;
       }
-    }
+      mbarrierWait(&tb.kv[2 * buf + 1], par);
+#pragma unroll 4
+      for (int s = slot; s < n; s += slots) {
+        float vf[8];
+        unpack8(*reinterpret_cast<const uint4 *>(
+                    (s == newAt ? vNew : vS + s * D) + col),
+                vf);
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const float pg = scores[g * blockLen + s];
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
+        }
+      }
     } // CUDA cores
     // Scores and rescale are rewritten by the next block, this buffer by
     // block j + 2 (its copies are issued after every thread's reads).
