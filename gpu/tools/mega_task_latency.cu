@@ -5,7 +5,9 @@
 // (docs/MEGAKERNEL.md, "Decode measured"): thread 0 records clock64() at the
 // task's phase marks (TAWA_MEGA_TASK_STAMP), for a cold first run and hot
 // repeats, and an instruction-fetch probe times a straight run of 4096
-// independent FMAs cold and hot. The totals are exact; the split between
+// independent FMAs cold and hot. For a linear task warp 0 also splits its
+// weight-ring stages (TAWA_MEGA_STREAM_MARK) into the wait for the slot, the
+// products and the refill's copies. The totals are exact; the split between
 // phases is approximate (the compiler may move loads and arithmetic across a
 // clock read).
 //
@@ -30,6 +32,21 @@ __device__ long long gStamp[16];
       gStamp[k] = clock64();                                                   \
   } while (0)
 
+// Warp 0's time in each step of the linear's weight stream, summed over
+// its stages (gStreamCycles[k]: since the previous mark; [4]: stages).
+__device__ long long gStreamCycles[5], gStreamLast;
+#define TAWA_MEGA_STREAM_MARK(k)                                               \
+  do {                                                                         \
+    if (threadIdx.x == 0) {                                                    \
+      const long long now = clock64();                                         \
+      if ((k) != 0)                                                            \
+        gStreamCycles[k] += now - gStreamLast;                                 \
+      else                                                                     \
+        ++gStreamCycles[4];                                                    \
+      gStreamLast = now;                                                       \
+    }                                                                          \
+  } while (0)
+
 #include "tawa/device/mega/tasks/attention.cuh"
 #include "tawa/device/mega/tasks/linear.cuh"
 
@@ -43,6 +60,7 @@ constexpr int kMarks = 8; ///< phase marks 0..7 (0: the call)
 
 struct Result {
   long long mark[kReps][kMarks + 1]; ///< clock64; [kMarks]: after return
+  long long stream[kReps][5];        ///< gStreamCycles of each run
   long long fmaCycles[2];            ///< the FMA probe, cold then hot
   unsigned long long ns0, ns1;       ///< globaltimer around the runs
   long long clk0, clk1;
@@ -140,6 +158,10 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
       out->mark[r][kMarks] = end;
       for (int k = 0; k < kMarks; ++k)
         gStamp[k] = 0;
+      for (int k = 0; k < 5; ++k) {
+        out->stream[r][k] = gStreamCycles[k];
+        gStreamCycles[k] = 0;
+      }
     }
     __syncthreads();
   }
@@ -203,6 +225,15 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
       prev = r.mark[rep][k];
     }
     std::printf("\n");
+    if (kind == 3 && r.stream[rep][4] > 0) {
+      // Warp 0's stages: waiting for the slot, its products, its refill.
+      const double n = double(r.stream[rep][4]);
+      std::printf("    warp 0, %lld stages, per stage: slot wait %.3f us, "
+                  "products %.3f us, refill %.3f us\n",
+                  r.stream[rep][4], r.stream[rep][1] / n / ghz / 1e3,
+                  r.stream[rep][2] / n / ghz / 1e3,
+                  r.stream[rep][3] / n / ghz / 1e3);
+    }
   }
 }
 
@@ -214,7 +245,7 @@ int main(int argc, char **argv) {
   const int B = 1, kvHeads = 8, G = 4, D = 128, maxSeq = 576, chunks = 8,
             chunkLen = 64, pos = 511;
   const int qkvCols = (kvHeads * G + 2 * kvHeads) * D;
-  std::vector<void *> buf(17);
+  std::vector<void *> buf(22);
   buf[0] = upload(randomBf16(rng, size_t(B) * qkvCols, 2.f));
   buf[1] = upload(randomBf16(rng, D, 1.f));
   buf[2] = upload(randomBf16(rng, D, 1.f));
@@ -235,6 +266,14 @@ int main(int argc, char **argv) {
   buf[14] = upload(randomBf16(rng, size_t(nB) * kB, 0.05f));
   buf[15] = upload(std::vector<uint16_t>(nB));
   buf[16] = upload(randomBf16(rng, nB, 1.f));
+  // Qwen3-8B's gate/up tile (RMSNorm, K 4096, 96 columns of gate and of
+  // up: 192 weight rows) at 1 and at 16 rows of the batch.
+  const int kG = 4096, nG = 96;
+  buf[17] = upload(randomBf16(rng, size_t(16) * kG, 2.f));
+  buf[18] = upload(randomBf16(rng, kG, 1.f));
+  buf[19] = upload(randomBf16(rng, size_t(nG) * kG, 0.05f));
+  buf[20] = upload(randomBf16(rng, size_t(nG) * kG, 0.05f));
+  buf[21] = upload(std::vector<uint16_t>(size_t(16) * nG));
   void **dBuf = upload(buf);
   const uint32_t none = tawa::mega::kNoBuffer;
   LinearParams lpA{};
@@ -247,6 +286,16 @@ int main(int argc, char **argv) {
   lpB.in = 13, lpB.normWeight = none, lpB.w0 = lpB.w1 = lpB.w2 = 14;
   lpB.out = 15, lpB.residual = 16, lpB.n = nB, lpB.k = kB, lpB.tileN = 16;
   lpB.colTiles = nB / 16, lpB.seg1 = lpB.seg2 = nB;
+
+  LinearParams lpG1{};
+  lpG1.in = 17, lpG1.normWeight = 18, lpG1.w0 = 19, lpG1.w1 = 20;
+  lpG1.w2 = none, lpG1.out = 21, lpG1.residual = none, lpG1.m = 1;
+  lpG1.n = nG, lpG1.k = kG, lpG1.tileM = 1, lpG1.tileN = nG;
+  lpG1.colTiles = 1, lpG1.seg1 = lpG1.seg2 = nG, lpG1.paired = 1;
+  lpG1.eps = 1e-6f, lpG1.ringBytes = tawa::mega::linearRingBytes(1);
+  LinearParams lpG16 = lpG1;
+  lpG16.m = lpG16.tileM = 16;
+  lpG16.ringBytes = tawa::mega::linearRingBytes(16);
 
   DecodeAttentionParams ap{};
   ap.qkv = 0, ap.qNorm = 1, ap.kNorm = 2, ap.kCache = 3, ap.vCache = 4;
@@ -329,6 +378,17 @@ int main(int argc, char **argv) {
       {"attention 8B 4 q heads x 512 positions as at batch 16 (not "
        "prefetched, 72 KB ring), streaming, L2 warm",
        0, 0, sms, false, nullptr, &apWhole16},
+      {"linear 8B gate/up tile (192 weight rows, RMSNorm), 1 row, "
+       "prefetched, streaming, L2 warm",
+       3, 0, sms, false, &lpG1},
+      {"linear 8B gate/up tile, 16 rows (72 KB ring), prefetched, streaming, "
+       "L2 warm",
+       3, 0, sms, false, &lpG16},
+      {"linear 8B gate/up tile, 1 row, prefetched, idle GPU, L2 warm", 3, 0, 1,
+       false, &lpG1},
+      {"linear 8B gate/up tile, 16 rows (72 KB ring), prefetched, idle GPU, "
+       "L2 warm",
+       3, 0, 1, false, &lpG16},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];

@@ -23,6 +23,12 @@
 #ifndef TAWA_MEGA_TASK_STAMP
 #define TAWA_MEGA_TASK_STAMP(k)
 #endif
+/// Step k of one ring stage of the linear's weight stream (0: loop top, 1:
+/// its slot landed, 2: its products done, 3: its slot refilled): nothing
+/// unless a latency tool defines it.
+#ifndef TAWA_MEGA_STREAM_MARK
+#define TAWA_MEGA_STREAM_MARK(k)
+#endif
 
 namespace tawa::device::mega {
 

@@ -186,6 +186,7 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
     const int i = warp + m * kTaskWarps;
     if (i >= sp.count)
       break;
+    TAWA_MEGA_STREAM_MARK(0);
     const int s = m % kLinearSlots;
     const int block = i / sp.pieces;
     if (block != held) {
@@ -203,6 +204,7 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
     const bool lo = g < nr, hi = g + 8 < nr;
     mbarrierWait(myBars + s, (parity >> s) & 1);
     parity ^= 1u << s;
+    TAWA_MEGA_STREAM_MARK(1);
     // The trip count is the warp's: mma.sync needs every lane.
     for (int c = 0; c < kl; c += 32 * U) {
       uint4 a[U][2], b[U][NB];
@@ -229,9 +231,11 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
     }
     // Every lane has read the slot before it is refilled.
     __syncwarp();
+    TAWA_MEGA_STREAM_MARK(2);
     const int next = i + kLinearSlots * kTaskWarps;
     if (next < sp.count)
       issueStage(t, sp, next, k0, klen, mySlots + s * slotElems, myBars + s);
+    TAWA_MEGA_STREAM_MARK(3);
   }
   if (held >= 0)
     flush(held);
