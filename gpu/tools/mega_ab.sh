@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A/B of the decode mega-kernel in one device call: this tree (B) against a
+# baseline tree (A, default build/ab-base), both libraries built here, then
+# bench/mega_decode_bench.py run for A, B, A, B, ... (AB_ROUNDS rounds) and
+# the 8B profile per batch in AB_PROFILE (e.g. "1 16") for each.
+# Make the baseline on the machine with the checkout and carry it:
+#   rm -rf build/ab-base && mkdir -p build/ab-base &&
+#     git archive HEAD python lib include bench | tar -x -C build/ab-base
+#   (device call, carry ["build/ab-base"]): bash gpu/tools/mega_ab.sh
+# Environment: AB_BASE, AB_MODELS (0.6b,8b), AB_BATCHES (1,16), AB_CONTEXTS
+# (512), AB_ROUNDS (2), AB_PROFILE (none).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+base=${AB_BASE:-$root/build/ab-base}
+export TAWA_CACHE_DIR=${TAWA_CACHE_DIR:-/tmp/tawa-cache}
+[ -d "$base/python/tawa" ] || { echo "mega_ab.sh: no baseline tree at $base"; exit 2; }
+build() { (cd "$1" && PYTHONPATH="$1/python" python3 -c \
+  "import tawa.mega as m; print(m.build_library())"); }
+build "$base" >/tmp/mega-ab-A.txt 2>&1 & pa=$!
+build "$root" >/tmp/mega-ab-B.txt 2>&1 & pb=$!
+wait $pa && wait $pb || { cat /tmp/mega-ab-A.txt /tmp/mega-ab-B.txt; exit 1; }
+libA=$(tail -1 /tmp/mega-ab-A.txt) libB=$(tail -1 /tmp/mega-ab-B.txt)
+echo "A: $base ($libA)"
+echo "B: $root ($libB)"
+status=0
+for round in $(seq 1 "${AB_ROUNDS:-2}"); do
+  for v in A B; do
+    lib=$libA; [ "$v" = B ] && lib=$libB
+    echo "== $v, round $round"
+    TAWA_MEGA_LIB=$lib PYTHONPATH="$root/python" timeout 300 python3 -u \
+      "$root/bench/mega_decode_bench.py" --models "${AB_MODELS:-0.6b,8b}" \
+      --batches "${AB_BATCHES:-1,16}" --contexts "${AB_CONTEXTS:-512}" \
+      --steps 20 | grep -E " b[0-9]+ " || status=1
+  done
+done
+for b in ${AB_PROFILE:-}; do
+  for v in A B; do
+    lib=$libA; [ "$v" = B ] && lib=$libB
+    echo "== $v, profile 8b batch $b"
+    TAWA_MEGA_LIB=$lib PYTHONPATH="$root/python" timeout 120 python3 -u \
+      "$root/bench/mega_decode_profile.py" --model 8b --batch "$b" \
+      --context 512 | tail -n 12 || status=1
+  done
+done
+exit $status
