@@ -6,12 +6,14 @@
 
 For each model shape (random bf16 weights), batch and context: the rows'
 caches hold `context` positions and each timed step appends at position
-`context - 1` (so every step reads the same amount), and
+`context - 1` (so every step reads the same amount; the mega-kernel's paged
+cache gives the rows their pages in turns, a page each, as rows that grew
+together would hold them), and
 - tawa: one mega-kernel launch per step (tawa.mega), median over `steps` of
   CUDA-event time per launch; also the in-kernel time (first CTA start to
   last CTA exit);
-- graph: the PyTorch reference decode (tawa.mega.reference) captured in a
-  CUDA graph (kernel per operator, no launch overhead);
+- graph: the PyTorch reference decode (tawa.mega.reference, its contiguous
+  cache) captured in a CUDA graph (kernel per operator, no launch overhead);
 - floor: bytes of weights read per step (every linear's weights, the
   embedding row excluded) plus the KV cache read, over the measured device
   copy bandwidth (a 2 GiB copy, read + write bytes);
@@ -150,7 +152,8 @@ def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=Fals
     weights = random_state_dict(cfg, seed=1)
     for context in contexts:
         model = tawa.mega.compile(cfg, weights, max_batch=max(batches), max_seq=context)
-        ref = model.reference
+        model.reserve(context)
+        ref = ReferenceDecoder(cfg, weights, max(batches), context)
         for batch in batches:
             t0 = time.perf_counter()
             k = model.step_kernel(batch)

@@ -111,6 +111,7 @@ def main():
     weights = random_state_dict(cfg, seed=1)
     model = tawa.mega.compile(cfg, weights, max_batch=args.batch, max_seq=args.context,
                               trace=True)
+    model.reserve(args.context)  # every row's pages, taken in turns
     k = model.step_kernel(args.batch)
     k['positions'].fill_(args.context - 1)
     for _ in range(4):

@@ -42,7 +42,8 @@ TINY = {
                        vocab_size=1000, tie_word_embeddings=False, rope_theta=500000.0,
                        rms_norm_eps=1e-5),
 }
-# name: (config, batch, max_seq, prompt length range)
+# name: (config, batch, max_seq, prompt length range[, compile options]);
+# the options' 'shuffle' scatters the rows' pages over the pool.
 CASES = {
     'qwen3-tiny-b1': (TINY['qwen3-tiny'], 1, 4096, (1, 40)),
     'qwen3-tiny-b16': (TINY['qwen3-tiny'], 16, 512, (1, 300)),
@@ -54,6 +55,20 @@ CASES = {
     'qwen3-0.6b-l2-b16': (dict(QWEN3_0_6B, num_hidden_layers=2), 16, 1024, (1, 900)),
     'qwen3-8b-l2-b1': (dict(QWEN3_8B, num_hidden_layers=2), 1, 4096, (1, 2000)),
     'qwen3-8b-l2-b16': (dict(QWEN3_8B, num_hidden_layers=2), 16, 512, (1, 400)),
+    # The paged cache beyond the default pages of 64 in allocation order:
+    # pages of 16 from a shared pool of fewer pages than the rows could use
+    # (920 < 4 x 256; the case needs at most 4 x ceil((3600 + 64) / 16)),
+    # shuffled (chunks of 1024 positions: 64 pages, past the 32 a task
+    # stages); pages of 48, which the chunks and blocks straddle; and the
+    # contiguous cache (one page of max_seq per row).
+    'qwen3-0.6b-l2-b4-long-p16': (dict(QWEN3_0_6B, num_hidden_layers=2), 4, 4096,
+                                  (3000, 3600), dict(page_size=16, kv_pages=920,
+                                                     shuffle=True)),
+    'qwen3-tiny-b16-p48': (TINY['qwen3-tiny'], 16, 512, (1, 300),
+                           dict(page_size=48, shuffle=True)),
+    'qwen3-0.6b-l2-b1-p48': (dict(QWEN3_0_6B, num_hidden_layers=2), 1, 4096, (100, 2000),
+                             dict(page_size=48, shuffle=True)),
+    'llama-tiny-b4-contiguous': (TINY['llama-tiny'], 4, 1024, (1, 900), dict(page_size=None)),
 }
 QUICK = ('qwen3-tiny-b1', 'qwen3-0.6b-l2-b1')
 STEPS = 16
@@ -71,14 +86,19 @@ def close_call(logits):
     return ((top[:, 0] - top[:, 1]) < TIE_GAP * logits.abs().amax(-1)).tolist()
 
 
-def run_case(name, cfg, batch, max_seq, lengths, seed, steps, generate, watchdog_ms):
+def run_case(name, cfg, batch, max_seq, lengths, seed, steps, generate, watchdog_ms,
+             options=None):
+    options = dict(options or {})
+    shuffle = options.pop('shuffle', False)
     rng = random.Random(seed)
     weights = random_state_dict(cfg, seed=seed)
     vocab = cfg['vocab_size']
     prompts = [[rng.randrange(vocab) for _ in range(rng.randint(*lengths))]
                for _ in range(batch)]
     ref = ReferenceDecoder(cfg, weights, batch, max_seq)
-    model = tawa.mega.compile(cfg, weights, max_batch=batch, max_seq=max_seq)
+    model = tawa.mega.compile(cfg, weights, max_batch=batch, max_seq=max_seq, **options)
+    if shuffle:
+        rng.shuffle(model.reference._free)
     t0 = time.perf_counter()
     kernel = model.step_kernel(batch)
     plan_s = time.perf_counter() - t0
@@ -112,8 +132,11 @@ def run_case(name, cfg, batch, max_seq, lengths, seed, steps, generate, watchdog
         if not close_call(logits)[0]:
             unexplained.append((b, i))
     ok = worst <= REL_TOL and not unexplained
+    paging = (f'pages of {model.reference.page_size}, pool {model.reference.kv_pages}'
+              + (' shuffled' if shuffle else '') if model.reference.paged else 'contiguous')
     print(f'{"PASS" if ok else "FAIL"} {name}: batch {batch}, max_seq {max_seq}, prompts '
-          f'{min(map(len, prompts))}..{max(map(len, prompts))}; {kernel.summary}; plan+bind '
+          f'{min(map(len, prompts))}..{max(map(len, prompts))}, {paging}; {kernel.summary}; '
+          f'plan+bind '
           f'{plan_s:.2f} s; teacher-forced {steps} steps: max rel err {worst:.2e} '
           f'(tol {REL_TOL:.0e}); greedy {generate} tokens: {batch - len(diverged)}/{batch} rows '
           f'identical, {len(diverged) - len(unexplained)} diverged at a near-tie, '
@@ -135,10 +158,10 @@ def main():
     steps, generate = (2, 3) if args.quick else (STEPS, GENERATE)
     failed = 0
     for i, name in enumerate(names):
-        cfg, batch, max_seq, lengths = CASES[name]
+        cfg, batch, max_seq, lengths, *options = CASES[name]
         try:
             ok = run_case(name, cfg, batch, max_seq, lengths, seed + i, steps, generate,
-                          args.watchdog_ms)
+                          args.watchdog_ms, *options)
         except Exception:  # noqa: BLE001 - report and go on with the next case
             traceback.print_exc()
             print(f'FAIL {name}: exception', flush=True)

@@ -10,9 +10,12 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -54,7 +57,13 @@ int main(int argc, char **argv) {
   const int maxSeq = argc > 3 ? std::atoi(argv[3]) : 1024;
   const int steps = argc > 4 ? std::atoi(argv[4]) : 3;
   tawa_mega_decoder *d = nullptr;
-  if (!check(tawa_mega_create(text.str().c_str(), batch, maxSeq, 4, 0, &d),
+  // Pages of 64 positions (or one per row if max_seq is shorter), a pool
+  // with a spare page, and the rows' pages shuffled through it.
+  const int pageSize = maxSeq < 64 ? maxSeq : 64;
+  const int pagesPerRow = (maxSeq + pageSize - 1) / pageSize;
+  const int kvPages = batch * pagesPerRow + 1;
+  if (!check(tawa_mega_create(text.str().c_str(), batch, maxSeq, pageSize,
+                              kvPages, 4, 0, &d),
              "create"))
     return 1;
   std::printf("%s\n", tawa_mega_summary(d));
@@ -83,6 +92,13 @@ int main(int argc, char **argv) {
     }
     if (name == "positions")
       positions = p;
+    if (name == "block_table") {
+      // The rows' pages: pool pages 1 .. kvPages - 1, shuffled.
+      std::vector<int32_t> table(size_t(batch) * pagesPerRow);
+      std::iota(table.begin(), table.end(), 1);
+      std::shuffle(table.begin(), table.end(), std::mt19937(7));
+      cudaMemcpy(p, table.data(), table.size() * 4, cudaMemcpyHostToDevice);
+    }
     if (name == "tokens")
       tokens = p;
     if (name == "logits") {

@@ -7,8 +7,10 @@ Needs a GPU, PyTorch and transformers. Per model shape (random weights) and
 batch (1 and 4): prompts of distinct random lengths 1..40, then 16 decode steps
 fed with the Hugging Face model's own greedy tokens (teacher forcing), each
 step compared with a cache-free Hugging Face forward over the whole sequence;
-then one CUDA-graph step against an eager one, and generate(). Prints one
-PASS/FAIL line per case and exits 1 on any failure.
+then one CUDA-graph step against an eager one, and generate(). Each case
+runs with the contiguous cache and with a paged one (pages of 8 positions
+taken from a shuffled free list, so that rows' pages interleave in the pool).
+Prints one PASS/FAIL line per case and exits 1 on any failure.
 """
 import argparse
 import os
@@ -44,6 +46,7 @@ GENERATE = 4
 REL_TOL = 2e-2    # max |ref - hf| / max |hf|, per row and step
 ARGMAX_GAP = 0.05  # argmax must agree where hf's top-2 gap exceeds this * max |hf|
 GRAPH_TOL = 1e-6
+PAGE_SIZES = (None, 8)  # contiguous, paged
 
 
 @torch.no_grad()
@@ -93,12 +96,16 @@ def check_batch(model, ref, cfg, batch, rng):
             failures.append(f'step {step}: argmax differs where the top-2 gap is clear')
         tok = want.argmax(-1)
         if step < STEPS:
+            for b, seq in enumerate(seqs):
+                ref.reserve(b, len(seq) + 1)
             got = ref.decode(tok)
         for seq, t in zip(seqs, tok.tolist()):
             seq.append(t)
 
     # One more step, eager then graphed at the same positions: both write the
     # same k/v, so the logits must agree, and match Hugging Face.
+    for b, seq in enumerate(seqs):
+        ref.reserve(b, len(seq) + 1)
     step_fn = ref.graphed_decode(batch)
     pos = ref.lengths[:batch].clone()
     eager = ref.decode(tok, pos).clone()
@@ -125,14 +132,16 @@ def check_batch(model, ref, cfg, batch, rng):
     return failures, summary
 
 
-def run_config(name, cfg, seed):
+def run_config(name, cfg, seed, page_size):
     """Yields (passed, line) per batch size."""
     start = time.time()
+    name = f'{name} page_size={page_size}'
     try:
         weights = random_state_dict(cfg, seed=seed)
         model = hf_model(cfg, weights)
         ref = ReferenceDecoder(cfg, weights, max_batch=max(BATCHES),
-                               max_seq=MAX_PROMPT + STEPS + 2)
+                               max_seq=MAX_PROMPT + STEPS + 2, page_size=page_size)
+        random.Random(seed).shuffle(ref._free)  # rows' pages scattered over the pool
         setup_failures = check_inv_freq(model, ref)
     except Exception:
         traceback.print_exc()
@@ -165,9 +174,10 @@ def main():
           f'{torch.cuda.get_device_name()}, base seed {seed}')
     failed = 0
     for i, (name, cfg) in enumerate(CONFIGS.items()):
-        for passed, line in run_config(name, cfg, seed + i):
-            print(line, flush=True)
-            failed += not passed
+        for page_size in PAGE_SIZES:
+            for passed, line in run_config(name, cfg, seed + i, page_size):
+                print(line, flush=True)
+                failed += not passed
     print(f'{failed} case(s) failed' if failed else 'all cases passed')
     return 1 if failed else 0
 

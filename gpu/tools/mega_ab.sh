@@ -2,7 +2,9 @@
 # A/B of the decode mega-kernel in one device call: this tree (B) against a
 # baseline tree (A, default build/ab-base), both libraries built here, then
 # bench/mega_decode_bench.py run for A, B, A, B, ... (AB_ROUNDS rounds) and
-# the 8B profile per batch in AB_PROFILE (e.g. "1 16") for each.
+# the 8B profile per batch in AB_PROFILE (e.g. "1 16") for each. Each
+# variant runs with its own tree's Python and bench scripts (its library's C
+# API may differ from the other's).
 # Make the baseline on the machine with the checkout and carry it:
 #   rm -rf build/ab-base && mkdir -p build/ab-base &&
 #     git archive HEAD python lib include bench | tar -x -C build/ab-base
@@ -23,22 +25,24 @@ libA=$(tail -1 /tmp/mega-ab-A.txt) libB=$(tail -1 /tmp/mega-ab-B.txt)
 echo "A: $base ($libA)"
 echo "B: $root ($libB)"
 status=0
+tree() { [ "$1" = A ] && echo "$base" || echo "$root"; }
+lib() { [ "$1" = A ] && echo "$libA" || echo "$libB"; }
 for round in $(seq 1 "${AB_ROUNDS:-2}"); do
   for v in A B; do
-    lib=$libA; [ "$v" = B ] && lib=$libB
+    t=$(tree $v)
     echo "== $v, round $round"
-    TAWA_MEGA_LIB=$lib PYTHONPATH="$root/python" timeout 300 python3 -u \
-      "$root/bench/mega_decode_bench.py" --models "${AB_MODELS:-0.6b,8b}" \
+    TAWA_MEGA_LIB=$(lib $v) PYTHONPATH="$t/python" timeout 300 python3 -u \
+      "$t/bench/mega_decode_bench.py" --models "${AB_MODELS:-0.6b,8b}" \
       --batches "${AB_BATCHES:-1,16}" --contexts "${AB_CONTEXTS:-512}" \
       --steps 20 | grep -E " b[0-9]+ " || status=1
   done
 done
 for b in ${AB_PROFILE:-}; do
   for v in A B; do
-    lib=$libA; [ "$v" = B ] && lib=$libB
+    t=$(tree $v)
     echo "== $v, profile 8b batch $b"
-    TAWA_MEGA_LIB=$lib PYTHONPATH="$root/python" timeout 120 python3 -u \
-      "$root/bench/mega_decode_profile.py" --model 8b --batch "$b" \
+    TAWA_MEGA_LIB=$(lib $v) PYTHONPATH="$t/python" timeout 120 python3 -u \
+      "$t/bench/mega_decode_profile.py" --model 8b --batch "$b" \
       --context 512 | tail -n 12 || status=1
   done
 done

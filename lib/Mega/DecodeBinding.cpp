@@ -143,13 +143,19 @@ private:
     else if (name == "logits" || name.find("attn_part") != std::string::npos ||
              name.find("attn_lse") != std::string::npos)
       type = BufferType::F32;
-    if (ts.role == TensorRole::Input)
+    std::vector<int64_t> shape = ts.shape;
+    if (ts.role == TensorRole::Input) {
       kind = BufferKind::Input;
-    else if (ts.role == TensorRole::State)
+    } else if (ts.role == TensorRole::State) {
+      // The graph's cache tensor is the logical [B, kvHeads, maxSeq, D],
+      // which the tile analysis reasons about (a task's chunk of a row); the
+      // buffer is the page pool behind the block table.
       kind = BufferKind::State;
-    else if (name == "logits" || name == "next_tokens")
+      shape = {kvPoolPages(o), ts.shape[1], o.pageSize, ts.shape[3]};
+    } else if (name == "logits" || name == "next_tokens") {
       kind = BufferKind::Output;
-    return add(name, type, ts.shape, kind, t);
+    }
+    return add(name, type, std::move(shape), kind, t);
   }
 
   std::string attr(const Operator &op, const std::string &key) const {
@@ -193,6 +199,8 @@ bool Binder::run() {
   b.params.clear();
   b.tokens = tensor("tokens");
   b.positions = add("positions", BufferType::I32, {o.batch}, BufferKind::Input);
+  b.blockTable = add("block_table", BufferType::I32,
+                     {o.batch, pagesPerRow(o)}, BufferKind::Input);
   for (const Operator &op : g.ops) {
     OpParams p;
     if (!bindOp(op, p))
@@ -326,6 +334,9 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     p.kCache = tensor(lp + "k_cache");
     p.vCache = tensor(lp + "v_cache");
     p.positions = b.positions;
+    p.blockTable = b.blockTable;
+    p.pageSize = static_cast<int32_t>(o.pageSize);
+    p.pagesPerRow = static_cast<int32_t>(pagesPerRow(o));
     p.batch = B;
     p.kvHeads = static_cast<int32_t>(nKV);
     p.group = static_cast<int32_t>(nH / nKV);
@@ -445,7 +456,9 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       auto p = paramsAs<DecodeAttentionParams>(raw);
       os << " qkv=" << name(p.qkv) << " q_norm=" << name(p.qNorm)
          << " k_norm=" << name(p.kNorm) << " caches=" << name(p.kCache) << ","
-         << name(p.vCache) << " out=" << name(p.out)
+         << name(p.vCache) << " table=" << name(p.blockTable)
+         << " pages_per_row=" << p.pagesPerRow << " page=" << p.pageSize
+         << " out=" << name(p.out)
          << " part=" << name(p.partOut) << "," << name(p.partLse)
          << " group=" << p.group << " d=" << p.headDim
          << " theta=" << p.ropeTheta << " chunks=" << p.chunks << "x"

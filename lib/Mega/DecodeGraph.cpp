@@ -312,11 +312,31 @@ bool checkPlanOptions(const PlanOptions &options, std::string &error) {
             std::to_string(options.maxSeq);
     return false;
   }
+  if (options.pageSize < 1 || options.pageSize > (int64_t(1) << 20)) {
+    error = "page-size must be in [1, 1048576], got " +
+            std::to_string(options.pageSize);
+    return false;
+  }
+  if (options.kvPages < 0 || options.kvPages > (int64_t(1) << 30)) {
+    error = "kv-pages must be in [0, 1073741824] (0: batch * ceil(max-seq / "
+            "page-size)), got " +
+            std::to_string(options.kvPages);
+    return false;
+  }
   if (options.sms < 1 || options.sms > 1024) {
     error = "sms must be in [1, 1024], got " + std::to_string(options.sms);
     return false;
   }
   return true;
+}
+
+int64_t pagesPerRow(const PlanOptions &options) {
+  return ceilDiv(options.maxSeq, options.pageSize);
+}
+
+int64_t kvPoolPages(const PlanOptions &options) {
+  return options.kvPages > 0 ? options.kvPages
+                             : options.batch * pagesPerRow(options);
 }
 
 TGraph buildDecodeGraph(const ModelConfig &config, const PlanOptions &options) {

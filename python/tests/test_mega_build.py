@@ -45,11 +45,11 @@ def test_builds_caches_and_loads(monkeypatch, tmp_path):
     lib = ctypes.CDLL(lib_path)
     lib.tawa_mega_last_error.restype = ctypes.c_char_p
     lib.tawa_mega_create.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
-                                     ctypes.c_int, ctypes.c_int,
-                                     ctypes.POINTER(ctypes.c_void_p)]
+                                     ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                     ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
     handle = ctypes.c_void_p()
     # A config error is reported before any CUDA call.
-    assert lib.tawa_mega_create(b'{"model_type": "gpt2"}', 1, 64, 4, 0,
+    assert lib.tawa_mega_create(b'{"model_type": "gpt2"}', 1, 64, 16, 0, 4, 0,
                                 ctypes.byref(handle)) != 0
     assert b"model_type" in lib.tawa_mega_last_error()
     assert not handle.value

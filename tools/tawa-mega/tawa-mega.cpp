@@ -135,6 +135,7 @@ Options:
 
 const char *kBindUsage =
     R"(usage: tawa-mega bind --model CONFIG.json [--batch N] [--max-seq S] [--sms N]
+                      [--page-size P] [--kv-pages N]
 
 Binds the decode graph of CONFIG.json to data (docs/MEGAKERNEL.md, "Binding"):
 prints every buffer the step touches (weights under their Hugging Face names,
@@ -144,6 +145,17 @@ weight ring in bytes, ring=; for attention the shared memory below it,
 low_smem=, and prefetch=1 when a worker may issue the tile's cache copies
 before its inputs are ready: plans without just-in-time tasks). Fails, with
 the reason, on shapes the task functions do not take.
+
+The KV caches are paged (docs/MEGAKERNEL.md, "Paged KV cache"): each is a
+pool of pages bf16[pages, kv_heads, P, head_dim], and the input block_table
+(i32[batch, ceil(S / P)]) maps a row's page i to a pool page.
+
+Options:
+  --page-size P        cache positions per page, 1..1048576 (default 64;
+                       P = S with one page per row is a contiguous cache)
+  --kv-pages N         pages in each cache pool, 0..1073741824 (default 0:
+                       batch x ceil(S / P), every row at S)
+  --batch, --max-seq, --sms   as for 'tawa-mega plan'
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -568,8 +580,10 @@ int lowerCommand(int argc, char **argv) {
 }
 
 int bindCommand(int argc, char **argv) {
-  Args args = parseArgs(argc, argv, 2,
-                        {"--model", "--batch", "--max-seq", "--sms"}, {});
+  Args args = parseArgs(
+      argc, argv, 2,
+      {"--model", "--batch", "--max-seq", "--sms", "--page-size", "--kv-pages"},
+      {});
   if (args.help) {
     std::cout << kBindUsage;
     return 0;
@@ -578,8 +592,14 @@ int bindCommand(int argc, char **argv) {
     usageError("bind takes no file argument (got '" + args.positional[0] +
                "'); use --model CONFIG.json");
   PlanRequest req;
-  for (auto &[name, value] : args.options)
-    takePlanOption(name, value, req);
+  for (auto &[name, value] : args.options) {
+    if (name == "--page-size")
+      req.options.pageSize = parseInt(name, value, 1, int64_t(1) << 20);
+    else if (name == "--kv-pages")
+      req.options.kvPages = parseInt(name, value, 0, int64_t(1) << 30);
+    else
+      takePlanOption(name, value, req);
+  }
   if (req.model.empty())
     usageError("bind needs --model CONFIG.json (try 'tawa-mega bind --help')");
   ModelConfig config;

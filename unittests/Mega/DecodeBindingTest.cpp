@@ -47,8 +47,14 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
     EXPECT_TRUE(names.insert(d.name).second) << d.name << " twice";
     weights += d.kind == BufferKind::Weight;
     tensors += d.tensor >= 0;
-    if (d.tensor >= 0) {
+    if (d.tensor >= 0 && d.kind != BufferKind::State) {
       EXPECT_EQ(d.shape, g.tensors[d.tensor].shape) << d.name;
+    } else if (d.tensor >= 0) {
+      // A cache: the logical [B, kvHeads, maxSeq, D] held as a pool of
+      // B * ceil(maxSeq / 64) pages of 64 positions.
+      const std::vector<int64_t> &t = g.tensors[d.tensor].shape;
+      EXPECT_EQ(d.shape, (std::vector<int64_t>{4 * 1024 / 64, t[1], 64, t[3]}))
+          << d.name;
     }
   }
   EXPECT_EQ(tensors, g.tensors.size());
@@ -62,6 +68,9 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
   EXPECT_EQ(b.buffers[b.logits].type, BufferType::F32);
   EXPECT_EQ(b.buffers[b.logits].kind, BufferKind::Output);
   EXPECT_EQ(b.buffers[b.find("l3.k_cache")].kind, BufferKind::State);
+  EXPECT_EQ(b.buffers[b.blockTable].kind, BufferKind::Input);
+  EXPECT_EQ(b.buffers[b.blockTable].type, BufferType::I32);
+  EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{4, 16}));
   EXPECT_EQ(b.buffers[b.find("model.layers.35.mlp.down_proj.weight")].shape,
             (std::vector<int64_t>{4096, 12288}));
 }
@@ -140,6 +149,47 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   EXPECT_EQ(p.chunks, 1);
   EXPECT_EQ(b.buffers[p.out].name, "l0.attn");
   EXPECT_EQ(p.prefetch, 0); // just-in-time tasks could run in between
+}
+
+TEST(DecodeBinding, CachesArePagePoolsBehindTheBlockTable) {
+  ModelConfig c = loadInputConfig("qwen3-0.6b.json");
+  PlanOptions o;
+  o.batch = 3;
+  o.maxSeq = 1000;
+  o.pageSize = 48;
+  o.kvPages = 7; // fewer than the rows could use: they share the pool
+  TGraph g;
+  DecodeBinding b = bind(c, o, g);
+  EXPECT_EQ(pagesPerRow(o), 21);
+  EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{3, 21}));
+  EXPECT_EQ(b.buffers[b.find("l2.v_cache")].shape,
+            (std::vector<int64_t>{7, 8, 48, 128}));
+  int i = 0;
+  opNamed(g, "l2.attention", i);
+  auto p = paramsAs<DecodeAttentionParams>(b.params[i]);
+  EXPECT_EQ(p.blockTable, b.blockTable);
+  EXPECT_EQ(p.pageSize, 48);
+  EXPECT_EQ(p.pagesPerRow, 21);
+  EXPECT_EQ(b.buffers[p.kCache].name, "l2.k_cache");
+
+  // The default pool: every row at maxSeq. One page of maxSeq per row is
+  // the contiguous cache [B, kvHeads, maxSeq, D].
+  o.kvPages = 0;
+  EXPECT_EQ(kvPoolPages(o), 3 * 21);
+  o.pageSize = 1000;
+  b = bind(c, o, g);
+  EXPECT_EQ(b.buffers[b.find("l0.k_cache")].shape,
+            (std::vector<int64_t>{3, 8, 1000, 128}));
+  EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{3, 1}));
+
+  std::string error;
+  o.pageSize = 0;
+  EXPECT_FALSE(checkPlanOptions(o, error));
+  EXPECT_NE(error.find("page-size"), std::string::npos) << error;
+  o.pageSize = 64;
+  o.kvPages = -1;
+  EXPECT_FALSE(checkPlanOptions(o, error));
+  EXPECT_NE(error.find("kv-pages"), std::string::npos) << error;
 }
 
 TEST(DecodeBinding, PassesKeepOperatorIndices) {

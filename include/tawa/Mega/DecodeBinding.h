@@ -40,7 +40,9 @@ struct BufferDesc {
   BufferType type = BufferType::BF16;
   std::vector<int64_t> shape;
   BufferKind kind = BufferKind::Activation;
-  /// The graph tensor this buffer holds, -1 for weights and `positions`.
+  /// The graph tensor this buffer holds, -1 for weights, `positions` and
+  /// `block_table`. A KV cache holds its graph tensor (logical [B, kvHeads,
+  /// maxSeq, D]) as a page pool [pages, kvHeads, pageSize, D].
   int tensor = -1;
   int64_t elements() const;
 };
@@ -51,6 +53,9 @@ struct DecodeBinding {
   /// Buffers the host touches every step.
   uint32_t tokens = kNoBuffer, positions = kNoBuffer, logits = kNoBuffer,
            nextTokens = kNoBuffer;
+  /// I32 [batch, pagesPerRow]: row b's page i of every layer's KV cache is
+  /// pool page blockTable[b][i] (written by the host, like positions).
+  uint32_t blockTable = kNoBuffer;
   /// Index of the buffer called `name`, kNoBuffer if none.
   uint32_t find(const std::string &name) const;
 };

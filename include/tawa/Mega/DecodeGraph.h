@@ -46,9 +46,15 @@ int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms,
 /// no split (and no merge task).
 int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads, int sms);
 
-/// Checks the options (batch in [1, 4096], maxSeq in [1, 1 << 20], sms in
-/// [1, 1024]); returns false and sets `error` otherwise.
+/// Checks the options (batch in [1, 4096], maxSeq in [1, 1 << 20], pageSize
+/// in [1, 1 << 20], kvPages in [0, 1 << 30], sms in [1, 1024]); returns false
+/// and sets `error` otherwise.
 bool checkPlanOptions(const PlanOptions &options, std::string &error);
+
+/// Pages of the block table's row: ceil(maxSeq / pageSize).
+int64_t pagesPerRow(const PlanOptions &options);
+/// Pages in the KV pool: options.kvPages, or batch * pagesPerRow if 0.
+int64_t kvPoolPages(const PlanOptions &options);
 
 /// The tiles-form graph of one decode step.
 TGraph buildDecodeGraph(const ModelConfig &config, const PlanOptions &options);

@@ -42,6 +42,16 @@ bool loadModelConfig(const std::string &path, ModelConfig &config,
 struct PlanOptions {
   int64_t batch = 1;
   int64_t maxSeq = 4096; ///< KV-cache capacity (context length) per request
+  /// The KV cache is paged: a pool of `kvPages` pages of `pageSize`
+  /// positions per layer (bf16 [kvPages, kvHeads, pageSize, headDim], each
+  /// KV head's positions of a page contiguous) and a block table mapping row
+  /// b's page i (positions [i pageSize, (i + 1) pageSize)) to a pool page.
+  /// pageSize = maxSeq and kvPages = batch with the table b -> b is the
+  /// contiguous cache [batch, kvHeads, maxSeq, headDim].
+  int64_t pageSize = 64;
+  /// Pages in the pool; 0: enough for every row at maxSeq
+  /// (batch * ceil(maxSeq / pageSize)).
+  int64_t kvPages = 0;
   int sms = 132; ///< SMs an operator's tiles fill (H100 SXM; the runtime
                  ///< passes its worker count)
 };

@@ -131,21 +131,25 @@ struct LinearParams {
 /// clipped to positions[b] + 1. It reads q, k and v of row b from the QKV
 /// projection: q heads RMS-normalized per head (Qwen3, when qkNorm) and
 /// rotated by RoPE at the row's position, the same for k; the chunk holding
-/// positions[b] writes k and v there in the cache. With chunks == 1 it writes
+/// positions[b] writes k and v there in the cache. The cache is paged: row
+/// b's position s is in pool page blockTable[b][s / pageSize], at s %
+/// pageSize. With chunks == 1 it writes
 /// the output; otherwise the chunk's normalized output and log-sum-exp
 /// (natural log; an empty chunk writes -inf and zeros).
 struct DecodeAttentionParams {
   uint32_t qkv;       ///< BF16 [B, qkvCols]: q heads, k heads, v heads
   uint32_t qNorm;     ///< BF16 [D] or kNoBuffer
   uint32_t kNorm;     ///< BF16 [D] or kNoBuffer
-  uint32_t kCache;    ///< BF16 [B, kvHeads, maxSeq, D]
-  uint32_t vCache;    ///< BF16 [B, kvHeads, maxSeq, D]
-  uint32_t positions; ///< I32 [B]
+  uint32_t kCache;     ///< BF16 [pages, kvHeads, pageSize, D] (the pool)
+  uint32_t vCache;     ///< BF16 [pages, kvHeads, pageSize, D]
+  uint32_t positions;  ///< I32 [B]
+  uint32_t blockTable; ///< I32 [B, pagesPerRow]: row b's page i -> pool page
   uint32_t out;       ///< chunks == 1: BF16 [B, qHeads D]
   uint32_t partOut;   ///< chunks > 1: F32 [B, kvHeads, chunks, group D]
   uint32_t partLse;   ///< chunks > 1: F32 [B, kvHeads, chunks, group]
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
   int32_t qkvCols, qkNorm;
+  int32_t pageSize, pagesPerRow;
   int32_t lowSmemBytes; ///< shared memory below the plan's weight ring
   /// 1: the plan has no just-in-time task, so a worker may issue a tile's
   /// cache copies before the tile's inputs are ready (nothing else runs on
@@ -178,20 +182,20 @@ struct alignas(16) OpParams {
 /// the buffer table), this many of them: a worker resolves them into
 /// pointers once, when it stages the operator's parameters for its next
 /// task (DecodeTasks::stage).
-constexpr int kMaxBufferFields = 9;
+constexpr int kMaxBufferFields = 10;
 TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
   return kind == TaskKind::Embedding         ? 3
          : kind == TaskKind::RmsNormLinear   ? 7
          : kind == TaskKind::LinearResidual  ? 7
-         : kind == TaskKind::DecodeAttention ? 9
+         : kind == TaskKind::DecodeAttention ? 10
          : kind == TaskKind::AttentionMerge  ? 3
          : kind == TaskKind::Argmax          ? 2
                                              : 0;
 }
 static_assert(offsetof(EmbeddingParams, batch) == 3 * 4, "3 buffer fields");
 static_assert(offsetof(LinearParams, m) == 7 * 4, "7 buffer fields");
-static_assert(offsetof(DecodeAttentionParams, batch) == 9 * 4,
-              "9 buffer fields");
+static_assert(offsetof(DecodeAttentionParams, batch) == 10 * 4,
+              "10 buffer fields");
 static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,
               "3 buffer fields");
 static_assert(offsetof(ArgmaxParams, vocab) == 2 * 4, "2 buffer fields");

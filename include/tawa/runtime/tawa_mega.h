@@ -27,9 +27,20 @@ const char *tawa_mega_last_error(void);
 /* Plans, binds and lowers one decode step of `config_json` (the text of a
  * Hugging Face config.json) for `batch` rows and a KV cache of `max_seq`
  * positions per row, on the current CUDA device, with `scheduler_ctas`
- * CTAs of scheduler warps (the rest of the SMs are workers). */
+ * CTAs of scheduler warps (the rest of the SMs are workers).
+ *
+ * The KV cache is paged: each layer's k and v caches are pools of `kv_pages`
+ * pages (0: batch * ceil(max_seq / page_size), every row at max_seq) of
+ * `page_size` positions, bf16 [kv_pages, kv_heads, page_size, head_dim], and
+ * the input buffer `block_table` (int32 [batch, ceil(max_seq / page_size)])
+ * maps row b's positions [i page_size, (i + 1) page_size) to pool page
+ * block_table[b][i]. The host keeps the table valid for every position a
+ * step reads or writes (0 .. positions[b]) and gives rows distinct pages;
+ * the kernel does not check it. page_size = max_seq with the table b -> b
+ * is a contiguous cache. */
 int tawa_mega_create(const char *config_json, int batch, int max_seq,
-                     int scheduler_ctas, int flags, tawa_mega_decoder **out);
+                     int page_size, int kv_pages, int scheduler_ctas, int flags,
+                     tawa_mega_decoder **out);
 void tawa_mega_destroy(tawa_mega_decoder *d);
 
 /* Buffers, in the order of the binding. type: 0 bf16, 1 f32, 2 i32;

@@ -70,7 +70,8 @@ extern "C" {
 const char *tawa_mega_last_error(void) { return lastError.c_str(); }
 
 int tawa_mega_create(const char *configJson, int batch, int maxSeq,
-                     int schedulerCtas, int flags, tawa_mega_decoder **out) {
+                     int pageSize, int kvPages, int schedulerCtas, int flags,
+                     tawa_mega_decoder **out) {
   if (!configJson || !out)
     return failWith("tawa_mega_create: null argument");
   *out = nullptr;
@@ -92,6 +93,8 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
                     "], got " + std::to_string(schedulerCtas));
   d->plan.batch = batch;
   d->plan.maxSeq = maxSeq;
+  d->plan.pageSize = pageSize;
+  d->plan.kvPages = kvPages;
   // Tiles are sized for the workers: an operator's tasks fill them once.
   d->plan.sms = sms - schedulerCtas;
   if (!checkPlanOptions(d->plan, error))

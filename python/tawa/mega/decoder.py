@@ -10,7 +10,9 @@ C API of include/tawa/runtime/tawa_mega.h. That library is built with nvcc
 and g++ from the tawa sources on first use and cached (tawa.mega.build); the
 planner is plain C++, so no MLIR is needed on the GPU machine. Prefill runs the
 PyTorch reference (kernel per operator) and fills the KV cache that the
-mega-kernel then reads and appends to.
+mega-kernel then reads and appends to. The cache is paged (page_size
+positions a page, 64 by default; docs/MEGAKERNEL.md, "Paged KV cache"): rows
+take pages from one pool per layer as they grow.
 """
 import ctypes
 import json
@@ -33,7 +35,7 @@ def _library():
         c = ctypes
         lib.tawa_mega_last_error.restype = c.c_char_p
         lib.tawa_mega_create.argtypes = [c.c_char_p, c.c_int, c.c_int, c.c_int, c.c_int,
-                                         c.POINTER(c.c_void_p)]
+                                         c.c_int, c.c_int, c.POINTER(c.c_void_p)]
         lib.tawa_mega_destroy.argtypes = [c.c_void_p]
         lib.tawa_mega_num_buffers.argtypes = [c.c_void_p]
         lib.tawa_mega_buffer_name.argtypes = [c.c_void_p, c.c_int]
@@ -66,11 +68,12 @@ def _check(rc):
 class StepKernel:
     """One planned decode step for a fixed batch: its buffers and its launch."""
 
-    def __init__(self, config_json, batch, max_seq, scheduler_ctas, trace=False):
+    def __init__(self, config_json, batch, max_seq, page_size, kv_pages, scheduler_ctas,
+                 trace=False):
         lib = _library()
         handle = ctypes.c_void_p()
-        _check(lib.tawa_mega_create(config_json.encode(), batch, max_seq, scheduler_ctas,
-                                    1 if trace else 0, ctypes.byref(handle)))
+        _check(lib.tawa_mega_create(config_json.encode(), batch, max_seq, page_size, kv_pages,
+                                    scheduler_ctas, 1 if trace else 0, ctypes.byref(handle)))
         self._handle = handle
         self.batch = batch
         self.summary = lib.tawa_mega_summary(handle).decode()
@@ -140,13 +143,20 @@ class StepKernel:
 class MegaModel:
     """A decoder LLM whose decode steps run as one persistent kernel each."""
 
-    def __init__(self, config, weights, max_batch, max_seq, scheduler_ctas=4, trace=False):
+    def __init__(self, config, weights, max_batch, max_seq, page_size=64, kv_pages=None,
+                 scheduler_ctas=4, trace=False):
         self.config = dict(config)
         self.shape = ModelShape.from_config(self.config)
         # The reference validates the weights, runs prefill and owns the KV
-        # cache ([max_batch, kv_heads, max_seq, head_dim] per layer), which
-        # every batch size's step binds a prefix of.
-        self.reference = ReferenceDecoder(self.config, weights, max_batch, max_seq)
+        # cache (a pool of pages per layer) and the block table, which every
+        # batch size's step binds (the table's first rows).
+        try:
+            self.reference = ReferenceDecoder(self.config, weights, max_batch, max_seq,
+                                              page_size=None if page_size is None
+                                              else min(page_size, max_seq),
+                                              kv_pages=kv_pages)
+        except ValueError as e:
+            raise MegaError(str(e)) from None
         self.weights = weights
         self.max_batch = max_batch
         self.max_seq = max_seq
@@ -161,22 +171,39 @@ class MegaModel:
             raise MegaError(f'batch {batch} not in 1..{self.max_batch}')
         if batch in self._steps:
             return self._steps[batch]
-        k = StepKernel(json.dumps(self.config), batch, self.max_seq, self.scheduler_ctas,
-                       self.trace)
         ref = self.reference
+        k = StepKernel(json.dumps(self.config), batch, self.max_seq, ref.page_size,
+                       ref.kv_pages, self.scheduler_ctas, self.trace)
         for name, (_, dtype, kind, shape) in k.buffers.items():
             if kind == 'weight':
                 k.bind(name, self.weights[name])
             elif kind == 'state':
                 layer, which = name[1:].split('.', 1)
                 cache = (ref.k_cache if which == 'k_cache' else ref.v_cache)[int(layer)]
-                k.bind(name, cache, prefix_rows=True)
+                k.bind(name, cache)
+            elif name == 'block_table':
+                k.bind(name, ref.block_table, prefix_rows=True)
             elif name == 'tokens':
                 k.bind(name, torch.zeros(shape, dtype=dtype, device=ref.device))
             else:
                 k.bind(name, torch.empty(shape, dtype=dtype, device=ref.device))
         self._steps[batch] = k
         return k
+
+    def reserve(self, length, rows=None):
+        """Makes each of `rows` (default: all max_batch rows) hold cache
+        positions 0..length-1 without prefilling them (benchmarks time steps
+        at a position over whatever the cache holds): the rows take their
+        missing pages in turns, a page each, as rows that grew together hold
+        them. MegaError when the pool runs out."""
+        ref = self.reference
+        rows = range(self.max_batch) if rows is None else rows
+        try:
+            for n in range(ref.page_size, length + ref.page_size, ref.page_size):
+                for b in rows:
+                    ref.reserve(b, min(n, length))
+        except ValueError as e:
+            raise MegaError(str(e)) from None
 
     def prefill(self, ids):
         """Runs the prompts with the PyTorch reference (kernel per operator),
@@ -198,6 +225,13 @@ class MegaModel:
             host = [int(p) + 1 for p in positions.tolist()]
             if max(host) > self.max_seq or min(host) < 1:
                 raise MegaError(f'positions must be in 0..{self.max_seq - 1}')
+        # Each row's pages up to its new position (a table write when a row
+        # enters a new page; no sync).
+        try:
+            for row, n in enumerate(host):
+                self.reference.reserve(row, n)
+        except ValueError as e:
+            raise MegaError(str(e)) from None
         k['positions'].copy_(positions)
         k.launch(watchdog_ms=watchdog_ms)
         self.reference.lengths[:b] = k['positions'] + 1
@@ -227,14 +261,22 @@ class MegaModel:
         return torch.stack(out, dim=1).tolist()
 
 
-def compile(config, weights, max_batch=1, max_seq=4096, scheduler_ctas=4, trace=False):
+def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=None,
+            scheduler_ctas=4, trace=False):
     """A MegaModel for `config` (a Hugging Face config dict or the path of a
     config.json) and `weights` (a state dict of bf16 CUDA tensors with Hugging
-    Face names, or the path of a .safetensors file)."""
+    Face names, or the path of a .safetensors file).
+
+    The KV cache is paged: each layer's keys and values live in a pool of
+    `kv_pages` pages (default: max_batch * ceil(max_seq / page_size), every
+    row at max_seq) of `page_size` positions (default 64, at most max_seq);
+    a row takes pages as it grows, and gives them back when `prefill` refills
+    it. page_size=None: one contiguous page of max_seq positions per row."""
     if isinstance(config, (str, os.PathLike)):
         with open(config) as f:
             config = json.load(f)
     if isinstance(weights, (str, os.PathLike)):
         from safetensors.torch import load_file
         weights = load_file(str(weights), device='cuda')
-    return MegaModel(config, weights, max_batch, max_seq, scheduler_ctas, trace)
+    return MegaModel(config, weights, max_batch, max_seq, page_size, kv_pages, scheduler_ctas,
+                     trace)

@@ -136,12 +136,22 @@ def _rotate_half(x):
 class ReferenceDecoder:
     """Greedy decode with per-row KV caches, in plain PyTorch.
 
-    `k_cache[l]` and `v_cache[l]` are bf16 [max_batch, num_kv_heads, max_seq,
-    head_dim]; `lengths` is an int32 device tensor [max_batch], the tokens
-    each row's cache holds.
+    `lengths` is an int32 device tensor [max_batch], the tokens each row's
+    cache holds. With page_size None the cache is contiguous: `k_cache[l]`
+    and `v_cache[l]` are bf16 [max_batch, num_kv_heads, max_seq, head_dim].
+    With a page_size P it is paged as the mega-kernel's (docs/MEGAKERNEL.md,
+    "Paged KV cache"): `k_cache[l]` and `v_cache[l]` are pools bf16
+    [kv_pages, num_kv_heads, P, head_dim] (kv_pages default: max_batch *
+    ceil(max_seq / P)), and `block_table`, int32 [max_batch, ceil(max_seq /
+    P)] on the device, maps row b's positions [i P, (i + 1) P) to pool page
+    block_table[b, i]. Pages are taken from a free list as rows grow
+    (`reserve`) and given back by `release`, `prefill` (for the rows it
+    fills) and `reset`. The contiguous cache is the paged one with P =
+    max_seq and row b's one page b, never released.
     """
 
-    def __init__(self, cfg, weights, max_batch, max_seq, device='cuda'):
+    def __init__(self, cfg, weights, max_batch, max_seq, device='cuda', page_size=None,
+                 kv_pages=None):
         self.shape = s = ModelShape.from_config(cfg)
         # Resolve 'cuda' to 'cuda:N' so it compares equal to tensors' devices.
         self.device = torch.empty(0, device=device).device
@@ -160,12 +170,39 @@ class ReferenceDecoder:
             if s.qk_norm:
                 names += ['self_attn.q_norm', 'self_attn.k_norm']
             self._layers.append({n.split('.')[-1]: weights[p + n + '.weight'] for n in names})
-        cache_shape = (max_batch, s.num_key_value_heads, max_seq, s.head_dim)
+        self.paged = page_size is not None
+        if self.paged:
+            if not 1 <= page_size <= max_seq:
+                raise ValueError(f'page_size {page_size} not in 1..max_seq = {max_seq}')
+            self.page_size = int(page_size)
+            self.pages_per_row = -(-max_seq // self.page_size)
+            self.kv_pages = int(kv_pages) if kv_pages is not None else \
+                max_batch * self.pages_per_row
+            if not 1 <= self.kv_pages <= 1 << 30:
+                raise ValueError(f'kv_pages {kv_pages} not in 1..{1 << 30}')
+        else:
+            if kv_pages is not None:
+                raise ValueError('kv_pages needs a page_size (the contiguous cache has one '
+                                 'page per row)')
+            self.page_size, self.pages_per_row, self.kv_pages = max_seq, 1, max_batch
+        cache_shape = (self.kv_pages, s.num_key_value_heads, self.page_size, s.head_dim)
         self.k_cache = [torch.zeros(cache_shape, dtype=_BF16, device=self.device)
                         for _ in range(s.num_hidden_layers)]
         self.v_cache = [torch.zeros(cache_shape, dtype=_BF16, device=self.device)
                         for _ in range(s.num_hidden_layers)]
         self.lengths = torch.zeros(max_batch, dtype=torch.int32, device=self.device)
+        # Host-side page bookkeeping: row b's pool pages in logical order, and
+        # the free pages (popped from the end: page 0 first).
+        if self.paged:
+            self._row_pages = [[] for _ in range(max_batch)]
+            self._free = list(range(self.kv_pages - 1, -1, -1))
+            self.block_table = torch.zeros(max_batch, self.pages_per_row, dtype=torch.int32,
+                                           device=self.device)
+        else:
+            self._row_pages = [[b] for b in range(max_batch)]
+            self._free = []
+            self.block_table = torch.arange(max_batch, dtype=torch.int32,
+                                            device=self.device)[:, None].contiguous()
         d = s.head_dim
         self._inv_freq = 1.0 / (s.rope_theta ** (
             torch.arange(0, d, 2, dtype=torch.int64, device=self.device).float() / d))
@@ -187,7 +224,59 @@ class ReferenceDecoder:
                                  f'expected {shape} {_BF16} on {self.device}')
 
     def reset(self):
+        """Empties every row (and, when paged, gives back every page)."""
         self.lengths.zero_()
+        for b in range(self.max_batch):
+            self.release(b)
+
+    def free_pages(self):
+        """Pool pages not held by any row (0 for the contiguous cache)."""
+        return len(self._free)
+
+    def reserve(self, b, length):
+        """Makes row b's cache hold positions 0..length-1: takes pages from the
+        free list for the ones it lacks (paged; host bookkeeping and a small
+        write of the device table, no sync). ValueError when the pool runs out
+        or length > max_seq."""
+        if not 0 <= length <= self.max_seq:
+            raise ValueError(f'row {b}: length {length} not in 0..max_seq = {self.max_seq}')
+        if not self.paged:
+            return
+        pages = self._row_pages[b]
+        need = -(-length // self.page_size)
+        if need - len(pages) > len(self._free):
+            raise ValueError(f'KV cache full: row {b} needs {need - len(pages)} more pages of '
+                             f'{self.page_size} positions, {len(self._free)} of '
+                             f'{self.kv_pages} are free')
+        first = len(pages)
+        while len(pages) < need:
+            pages.append(self._free.pop())
+        if need > first:
+            self.block_table[b, first:need] = torch.tensor(pages[first:need], dtype=torch.int32)
+
+    def release(self, b):
+        """Gives row b's pages back to the free list (paged; else nothing)."""
+        if not self.paged:
+            return
+        self._free.extend(reversed(self._row_pages[b]))
+        self._row_pages[b] = []
+
+    def _row_cache(self, cache, n):
+        """Rows 0..n-1 of a layer's cache as [n, kv_heads, max_seq, D] (a
+        gather of their pages when paged; rows' unheld pages read page
+        block_table's 0 entries, positions the masks hide)."""
+        if not self.paged:
+            return cache[:n]
+        kv, d = cache.shape[1], cache.shape[3]
+        pages = cache[self.block_table[:n].long()]  # [n, pages, kv, P, D]
+        rows = pages.permute(0, 2, 1, 3, 4).reshape(n, kv, -1, d)
+        return rows[:, :, :self.max_seq]
+
+    def _slots(self, rows, pos):
+        """(pool page, offset in page) of positions pos of rows `rows`."""
+        pos = pos.long()
+        return (self.block_table[rows, pos // self.page_size].long(),
+                pos % self.page_size)
 
     def _rope(self, pos):
         """cos and sin, bf16 [*pos.shape, head_dim], as Hugging Face's default RoPE."""
@@ -239,11 +328,15 @@ class ReferenceDecoder:
         cos, sin = self._rope(self._seq[:t])
         causal = torch.ones(t, t, dtype=torch.bool, device=self.device).triu(1)[None]
 
+        self.release(b)
+        self.reserve(b, t)
+        page, off = self._slots(torch.full((t,), b, device=self.device), self._seq[:t])
+
         def attend(layer, q, k, v):
             kc, vc = self.k_cache[layer], self.v_cache[layer]
-            kc[b, :, :t] = k[0].transpose(0, 1)
-            vc[b, :, :t] = v[0].transpose(0, 1)
-            return self._attention(q, kc[b:b + 1, :, :t], vc[b:b + 1, :, :t], causal)
+            kc[page, :, off] = k[0]
+            vc[page, :, off] = v[0]
+            return self._attention(q, k.transpose(1, 2), v.transpose(1, 2), causal)
 
         logits = self._forward(ids, cos[None, :, None], sin[None, :, None], attend)
         self.lengths[b] = t
@@ -251,6 +344,7 @@ class ReferenceDecoder:
 
     def prefill(self, ids):
         """ids: B lists of token ids (lengths may differ). Fills cache rows 0..B-1
+        (paged: each row's pages are given back and taken anew for its prompt)
         and returns float32 logits [B, vocab] of each row's last position."""
         if not 1 <= len(ids) <= self.max_batch:
             raise ValueError(f'batch {len(ids)} not in 1..{self.max_batch}')
@@ -262,8 +356,8 @@ class ReferenceDecoder:
     def decode(self, tokens, positions=None, advance=True):
         """One step for rows 0..B-1: tokens int [B] on the device; positions int32
         [B] (default: `lengths`), the cache slot of each new token, which must be
-        < max_seq (unchecked: the check would sync). Row b attends to slots
-        0..positions[b]. Returns float32 logits [B, vocab]; lengths[b] becomes
+        < max_seq (unchecked: the check would sync) and, paged, reserved for the
+        row (`reserve`). Row b attends to slots 0..positions[b]. Returns float32 logits [B, vocab]; lengths[b] becomes
         positions[b] + 1 (unless advance is False: torch.compile's CUDA graphs
         skip a function that writes a tensor it was not given). Capturable in a
         CUDA graph: no host sync, static shapes.
@@ -279,11 +373,13 @@ class ReferenceDecoder:
         # Mask the whole max_seq so that shapes do not depend on positions.
         masked = (self._seq[None, :] > pos[:, None])[:, None]
 
+        page, off = self._slots(rows, pos)
+
         def attend(layer, q, k, v):
             kc, vc = self.k_cache[layer], self.v_cache[layer]
-            kc[rows, :, pos] = k[:, 0]
-            vc[rows, :, pos] = v[:, 0]
-            return self._attention(q, kc[:b], vc[:b], masked)
+            kc[page, :, off] = k[:, 0]
+            vc[page, :, off] = v[:, 0]
+            return self._attention(q, self._row_cache(kc, b), self._row_cache(vc, b), masked)
 
         logits = self._forward(tokens.to(device=self.device, dtype=torch.long)[:, None],
                                cos[:, None, None], sin[:, None, None], attend)
@@ -297,7 +393,9 @@ class ReferenceDecoder:
             raise ValueError(f'n = {n}: generate at least one token')
         tok = self.prefill(ids).argmax(-1)
         out = [tok]
-        for _ in range(n - 1):
+        for i in range(n - 1):
+            for b, row in enumerate(ids):
+                self.reserve(b, len(row) + i + 1)
             tok = self.decode(tok).argmax(-1)
             out.append(tok)
         return torch.stack(out, dim=1).tolist()
@@ -315,8 +413,9 @@ class ReferenceDecoder:
         positions = torch.zeros(batch, dtype=torch.int32, device=self.device)
         # Warm-up runs write cache slot 0 of these rows and lengths: keep them.
         saved_lengths = self.lengths.clone()
-        saved_k = [kc[:batch, :, 0].clone() for kc in self.k_cache]
-        saved_v = [vc[:batch, :, 0].clone() for vc in self.v_cache]
+        page0 = self.block_table[:batch, 0].long()
+        saved_k = [kc[page0, :, 0].clone() for kc in self.k_cache]
+        saved_v = [vc[page0, :, 0].clone() for vc in self.v_cache]
         side = torch.cuda.Stream(device=self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
@@ -328,8 +427,8 @@ class ReferenceDecoder:
             logits = self.decode(tokens, positions)
         self.lengths.copy_(saved_lengths)
         for kc, vc, k0, v0 in zip(self.k_cache, self.v_cache, saved_k, saved_v):
-            kc[:batch, :, 0] = k0
-            vc[:batch, :, 0] = v0
+            kc[page0, :, 0] = k0
+            vc[page0, :, 0] = v0
 
         def step(new_tokens, new_positions):
             tokens.copy_(new_tokens)

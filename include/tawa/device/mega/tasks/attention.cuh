@@ -4,11 +4,13 @@
 // RMSNorm) and rotates (RoPE) the `group` q heads that share KV head h of row
 // b, and the chunk that holds the step's position does the same to the new k
 // and appends k and v to the cache — so no task of its own, and no hop, sits
-// between the projection and attention. It then walks its chunk of cache
-// positions in blocks (up to kAttnBlock positions, 64 KB of keys): one thread
-// bulk-copies the block's key rows and value rows into shared memory (each a
-// contiguous range of the cache, completing on its own mbarrier), so the
-// block's loads are in flight at once; then scores into shared memory (D / 8
+// between the projection and attention. The cache is paged (a pool of pages
+// of pageSize positions, each KV head's rows of a page contiguous, and a
+// block table per row). The task walks its chunk of cache positions in blocks
+// (up to kAttnBlock positions, 64 KB of keys): the lanes of warp 0 bulk-copy
+// the block's key rows and value rows into shared memory, a lane per page the
+// block touches (the keys and the values each completing on their own
+// mbarrier), so the block's loads are in flight at once; then scores into shared memory (D / 8
 // lanes per position, 16 bytes of its key row each), an online softmax per
 // head across blocks, and P·V with the same lanes reading the value rows, each
 // lane group summing its own positions; the groups' partial outputs are added
@@ -84,6 +86,11 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
 struct AttnLaneTable {
   float cs[4][32], sn[4][32], wq[8][32], wk[8][32];
   int32_t pos;
+  /// Pool pages of the row's logical pages firstPage + [0, 32) (the chunk's
+  /// first 32 pages; entries past the row's table are 0), loaded alongside
+  /// pos, so that the first blocks' copies and the append need no dependent
+  /// load of the block table.
+  int32_t pages[32];
 };
 constexpr int kAttnLaneTableBytes = (sizeof(AttnLaneTable) + 127) / 128 * 128;
 /// It sits above the first 128 bytes of the task shared memory.
@@ -91,14 +98,29 @@ __device__ __forceinline__ AttnLaneTable &attnLaneTable() {
   return *reinterpret_cast<AttnLaneTable *>(taskSmem() + 128);
 }
 
-/// The whole CTA (no barrier): fills `t` for row b. Warp 0 computes the
-/// RoPE table, warp 1 (or 0) loads the norm weights.
+/// The row's first logical page of chunk `ch`.
+__device__ __forceinline__ int attnFirstPage(const DecodeAttentionParams &p,
+                                             int ch) {
+  return ch * p.chunkLen / p.pageSize;
+}
+
+/// The whole CTA (no barrier; warp 0's entries are visible to warp 0 when it
+/// returns): fills `t` for `tile`. Warp 0 loads the position and the pages and
+/// computes the RoPE table, warp 1 (or 0) loads the norm weights.
 __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
-                                         void *const *buffers, int b,
+                                         void *const *buffers, uint32_t tile,
                                          AttnLaneTable &t) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, D = p.headDim;
+  const int b = tile / (p.chunks * p.kvHeads);
   const int pos = bufferAt<const int32_t>(buffers, p.positions)[b];
   if (warp == 0) {
+    const int page = attnFirstPage(p, tile % p.chunks) + lane;
+    const int32_t pool =
+        page < p.pagesPerRow
+            ? bufferAt<const int32_t>(buffers, p.blockTable)[size_t(b) *
+                                                                 p.pagesPerRow +
+                                                             page]
+            : 0;
     if (lane == 0)
       t.pos = pos;
     const int half = D / 2, distinct = max(1, half / 32);
@@ -113,6 +135,8 @@ __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
       t.cs[j][lane] = roundBf16(c);
       t.sn[j][lane] = roundBf16(sn);
     }
+    t.pages[lane] = pool;
+    __syncwarp();
   }
   if (warp == (kTaskWarps > 1 ? 1 : 0)) {
     for (int j = 0; j < 8; ++j) {
@@ -143,8 +167,13 @@ template <int G> struct AttnChunk {
   // proxy fence, and may be issued before the step's QKV projection ends).
   // The host refuses a position outside [0, maxSeq).
   bool holdsNew;
-  size_t headBase;
-  const bf16 *kRows, *vRows;
+  // Paging: row b's logical page i is pool page table[i]; pages firstPage +
+  // [0, 32) are staged in `staged` (the lane table). A pool page holds
+  // pageElems elements, KV head h's rows from headElems.
+  int P, firstPage;
+  size_t pageElems, headElems;
+  const int32_t *table, *staged;
+  bf16 *kPool, *vPool;
   float *qs, *xs, *scores, *runMax, *runSum, *rescale, *partial;
   bf16 *kNew, *vNew, *kvS;
 
@@ -174,6 +203,10 @@ template <int G> struct AttnChunk {
                    (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
     // Whole 16-position groups of the tensor-core path (D = 128).
     blockLen = blockLen >= 16 ? blockLen / 16 * 16 : blockLen;
+    // A block spans at most 32 pages (a lane of warp 0 copies each): at
+    // most 31 P + 1 positions, whole 16-position groups.
+    if (blockLen >= 16)
+      blockLen = min(blockLen, (31 * p.pageSize + 1) / 16 * 16);
     blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
     qs = reinterpret_cast<float *>(taskSmem() + 128 + kAttnLaneTableBytes);
     xs = qs + G * D;
@@ -195,32 +228,56 @@ template <int G> struct AttnChunk {
     partial = reinterpret_cast<float *>(base + partialAt);
     kvS = reinterpret_cast<bf16 *>(
         base + (partialAt + slots * G * D * 4 + 127) / 128 * 128);
-    headBase = (size_t(b) * p.kvHeads + h) * p.maxSeq;
-    kRows = bufferAt<const bf16>(buffers, p.kCache) + headBase * D;
-    vRows = bufferAt<const bf16>(buffers, p.vCache) + headBase * D;
+    P = p.pageSize;
+    firstPage = attnFirstPage(p, ch);
+    pageElems = size_t(p.kvHeads) * P * D;
+    headElems = size_t(h) * P * D;
+    table = bufferAt<const int32_t>(buffers, p.blockTable) +
+            size_t(b) * p.pagesPerRow;
+    staged = attnLaneTable().pages;
+    kPool = bufferAt<bf16>(buffers, p.kCache);
+    vPool = bufferAt<bf16>(buffers, p.vCache);
   }
 
-  /// Thread 0: the copies of block j into buffer j % 2. The last block of
-  /// the chunk that holds the new row copies one row less (possibly none:
-  /// the barriers then complete on the arrival alone).
+  /// Offset in the pool of the row's cache position s (of KV head h).
+  __device__ size_t rowOffset(int s) const {
+    const int lp = s / P, li = lp - firstPage;
+    const int32_t page = li >= 0 && li < 32 ? staged[li] : table[lp];
+    return size_t(page) * pageElems + headElems + size_t(s - lp * P) * D;
+  }
+
+  /// Warp 0: the copies of block j into buffer j % 2, lane i copying the
+  /// block's rows in its i-th page (the lanes' page lookups and copy issues
+  /// overlap). The last block of the chunk that holds the new row copies
+  /// one row less (possibly none: the barriers then complete on the arrival
+  /// alone).
   __device__ void issue(int j, TaskBarriers &tb) const {
+    const int lane = threadIdx.x % 32;
     const int buf = j % 2, blk = s0 + j * blockLen;
     const int rows =
         min(blockLen, s1 - blk) - (holdsNew && j == blocks - 1 ? 1 : 0);
-    const uint32_t bytes = uint32_t(rows * D * 2);
     bf16 *kS = kvS + buf * 2 * blockLen * D;
-    mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
-    mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
-    // Cache rows are read once per step (first out of L2).
-    if (bytes > 0) {
+    if (lane == 0) {
+      const uint32_t bytes = uint32_t(max(rows, 0) * D * 2);
+      mbarrierArriveExpectTx(&tb.kv[2 * buf], bytes);
+      mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
+    }
+    __syncwarp(); // the expected bytes are set before any copy completes
+    const int lp = blk / P + lane;
+    if (rows > 0 && lp <= (blk + rows - 1) / P) {
+      const int a = max(blk, lp * P), e = min(blk + rows, (lp + 1) * P);
+      const size_t src = rowOffset(a);
+      const uint32_t bytes = uint32_t((e - a) * D * 2);
+      // Cache rows are read once per step (first out of L2).
       const uint64_t policy = l2EvictFirstPolicy();
-      bulkLoad(kS, kRows + size_t(blk) * D, bytes, &tb.kv[2 * buf], policy);
-      bulkLoad(kS + blockLen * D, vRows + size_t(blk) * D, bytes,
+      bulkLoad(kS + size_t(a - blk) * D, kPool + src, bytes, &tb.kv[2 * buf],
+               policy);
+      bulkLoad(kS + size_t(blockLen + a - blk) * D, vPool + src, bytes,
                &tb.kv[2 * buf + 1], policy);
     }
   }
 
-  /// Thread 0: the copies of the first two blocks, which read only the
+  /// Warp 0: the copies of the first two blocks, which read only the
   /// cache rows of earlier steps.
   __device__ void issueFirst(TaskBarriers &tb) const {
     for (int j = 0; j < min(blocks, 2); ++j)
@@ -262,7 +319,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      bool prefetched) {
   AttnLaneTable &lt = attnLaneTable();
   if (!prefetched) {
-    fillAttnLaneTable(p, buffers, tile / (p.chunks * p.kvHeads), lt);
+    fillAttnLaneTable(p, buffers, tile, lt);
     __syncthreads();
   }
   const AttnChunk<G> c(p, buffers, tile, lt.pos);
@@ -273,7 +330,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   TaskBarriers &tb = taskBarriers();
   // The cache rows go first (unless the worker issued them before the
   // projection ended): they are the task's bytes.
-  if (!prefetched && threadIdx.x == 0)
+  if (!prefetched && warp == 0)
     c.issueFirst(tb);
   // This row's q heads of the group and its new k and v, straight from the
   // QKV projection. Warp w normalizes and rotates heads w, w + warps, ... of
@@ -304,7 +361,6 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         *runSum = c.runSum, *rescale = c.rescale, *partial = c.partial;
   bf16 *kNew = c.kNew, *vNew = c.vNew;
   const bf16 *kvS = c.kvS;
-  const size_t headBase = c.headBase;
   constexpr bool kTC = DC == 128 && DC % (16 * kTaskWarps) == 0;
   constexpr int kMT = kTC ? DC / (16 * kTaskWarps) : 1; // m tiles per warp
   const int fg = lane / 4, ft = lane % 4; // the lane's fragment row, column
@@ -319,10 +375,11 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       cs[j] = lt.cs[j][lane];
       sn[j] = lt.sn[j][lane];
     }
-    bf16 *kCacheRow = bufferAt<bf16>(buffers, p.kCache) +
-                      (headBase + size_t(max(pos, 0))) * D;
-    bf16 *vCacheRow = bufferAt<bf16>(buffers, p.vCache) +
-                      (headBase + size_t(max(pos, 0))) * D;
+    // The append's row in the pool (in the staged pages unless the chunk
+    // is longer than 32 pages).
+    const size_t newRow = holdsNew ? c.rowOffset(pos) : 0;
+    bf16 *kCacheRow = c.kPool + newRow;
+    bf16 *vCacheRow = c.vPool + newRow;
 #pragma unroll
     for (int it = 0; it < kItems; ++it) {
       const int item = warp + it * kTaskWarps;
@@ -573,7 +630,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     __syncthreads();
     TAWA_MEGA_TASK_STAMP(6);
     phase ^= 1u << buf;
-    if (threadIdx.x == 0 && j + 2 < blocks)
+    if (warp == 0 && j + 2 < blocks)
       c.issue(j + 2, tb);
   }
 
@@ -659,8 +716,8 @@ __device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
   if (!p.prefetch)
     return false;
   AttnLaneTable &lt = attnLaneTable();
-  fillAttnLaneTable(p, buffers, tile / (p.chunks * p.kvHeads), lt);
-  if (threadIdx.x == 0)
+  fillAttnLaneTable(p, buffers, tile, lt);
+  if (threadIdx.x < 32)
     withGroup(p.group, [&](auto g) {
       AttnChunk<decltype(g)::value>(p, buffers, tile, lt.pos)
           .issueFirst(taskBarriers());
