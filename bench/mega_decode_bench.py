@@ -147,11 +147,12 @@ def time_hf(cfg, weights, batch, context, steps):
 
 
 def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=False,
-                with_hf=False):
+                with_hf=False, page_size=64):
     shape = ModelShape.from_config(cfg)
     weights = random_state_dict(cfg, seed=1)
     for context in contexts:
-        model = tawa.mega.compile(cfg, weights, max_batch=max(batches), max_seq=context)
+        model = tawa.mega.compile(cfg, weights, max_batch=max(batches), max_seq=context,
+                                  page_size=page_size)
         model.reserve(context)
         ref = ReferenceDecoder(cfg, weights, max(batches), context)
         for batch in batches:
@@ -173,12 +174,15 @@ def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=Fals
             hf_us = time_hf(cfg, weights, batch, context, steps) if with_hf else None
             wbytes, kvbytes = step_bytes(shape, batch, context)
             floor_us = (wbytes + kvbytes) / bw * 1e6
-            row = dict(model=name, batch=batch, context=context, tawa_us=mega_us,
+            row = dict(model=name, batch=batch, context=context,
+                       page_size=model.reference.page_size if page_size else None,
+                       tawa_us=mega_us,
                        tawa_kernel_us=kernel_us, graph_us=graph_us, floor_us=floor_us,
                        weight_bytes=wbytes, kv_bytes=kvbytes, plan_s=plan_s,
                        plan=k.summary, compile_us=compile_us, hf_us=hf_us)
             rows.append(row)
-            print(f'{name:5s} b{batch:<3d} ctx {context:5d}: tawa {mega_us:8.1f} us '
+            print(f'{name:5s} b{batch:<3d} ctx {context:5d}{"" if page_size else " contiguous"}: '
+                  f'tawa {mega_us:8.1f} us '
                   f'(in-kernel {kernel_us:8.1f}) | graph {graph_us:8.1f} us | floor '
                   f'{floor_us:7.1f} us | tawa/floor {mega_us / floor_us:5.2f} | '
                   f'graph/tawa {graph_us / mega_us:5.2f} | plan {plan_s:.1f} s'
@@ -199,6 +203,9 @@ def main():
     ap.add_argument('--compile', action='store_true',
                     help='also time the reference under torch.compile (slow to compile)')
     ap.add_argument('--hf', action='store_true', help='also time transformers eager')
+    ap.add_argument('--page-size', default='64',
+                    help="the mega-kernel's KV page size, or 'none' for a contiguous cache "
+                         '(one page of the context per row)')
     ap.add_argument('--compile-child', default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.compile_child:  # time_compiled's child: print the step's us
@@ -211,7 +218,8 @@ def main():
     for name in args.models.split(','):
         bench_model(name, MODELS[name], [int(b) for b in args.batches.split(',')],
                     [int(c) for c in args.contexts.split(',')], args.steps, bw, rows,
-                    args.compile, args.hf)
+                    args.compile, args.hf,
+                    None if args.page_size == 'none' else int(args.page_size))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(dict(device=torch.cuda.get_device_name(), copy_bandwidth=bw,

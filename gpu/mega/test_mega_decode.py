@@ -59,16 +59,20 @@ CASES = {
     # pages of 16 from a shared pool of fewer pages than the rows could use
     # (920 < 4 x 256; the case needs at most 4 x ceil((3600 + 64) / 16)),
     # shuffled (chunks of 1024 positions: 64 pages, past the 32 a task
-    # stages); pages of 48, which the chunks and blocks straddle; and the
-    # contiguous cache (one page of max_seq per row).
+    # stages); pages of 256, in which the chunks start mid-page; pages of 32
+    # with head dim 64, whose 144-position blocks start mid-page and straddle
+    # pages; pages of 128 at batch 1 (prefetched copies); and one page per row
+    # (max_seq 1000 in a page of 1024).
     'qwen3-0.6b-l2-b4-long-p16': (dict(QWEN3_0_6B, num_hidden_layers=2), 4, 4096,
                                   (3000, 3600), dict(page_size=16, kv_pages=920,
                                                      shuffle=True)),
-    'qwen3-tiny-b16-p48': (TINY['qwen3-tiny'], 16, 512, (1, 300),
-                           dict(page_size=48, shuffle=True)),
-    'qwen3-0.6b-l2-b1-p48': (dict(QWEN3_0_6B, num_hidden_layers=2), 1, 4096, (100, 2000),
-                             dict(page_size=48, shuffle=True)),
-    'llama-tiny-b4-contiguous': (TINY['llama-tiny'], 4, 1024, (1, 900), dict(page_size=None)),
+    'qwen3-tiny-b16-p256': (TINY['qwen3-tiny'], 16, 512, (1, 300),
+                            dict(page_size=256, shuffle=True)),
+    'qwen3-tiny-b1-16k-p32': (TINY['qwen3-tiny'], 1, 16384, (9000, 12000),
+                              dict(page_size=32, shuffle=True)),
+    'qwen3-0.6b-l2-b1-p128': (dict(QWEN3_0_6B, num_hidden_layers=2), 1, 4096, (100, 2000),
+                              dict(page_size=128, shuffle=True)),
+    'llama-tiny-b4-contiguous': (TINY['llama-tiny'], 4, 1000, (1, 900), dict(page_size=None)),
 }
 QUICK = ('qwen3-tiny-b1', 'qwen3-0.6b-l2-b1')
 STEPS = 16
@@ -133,7 +137,7 @@ def run_case(name, cfg, batch, max_seq, lengths, seed, steps, generate, watchdog
             unexplained.append((b, i))
     ok = worst <= REL_TOL and not unexplained
     paging = (f'pages of {model.reference.page_size}, pool {model.reference.kv_pages}'
-              + (' shuffled' if shuffle else '') if model.reference.paged else 'contiguous')
+              + (' shuffled' if shuffle else ''))
     print(f'{"PASS" if ok else "FAIL"} {name}: batch {batch}, max_seq {max_seq}, prompts '
           f'{min(map(len, prompts))}..{max(map(len, prompts))}, {paging}; {kernel.summary}; '
           f'plan+bind '

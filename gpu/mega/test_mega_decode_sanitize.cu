@@ -57,9 +57,9 @@ int main(int argc, char **argv) {
   const int maxSeq = argc > 3 ? std::atoi(argv[3]) : 1024;
   const int steps = argc > 4 ? std::atoi(argv[4]) : 3;
   tawa_mega_decoder *d = nullptr;
-  // Pages of 64 positions (or one per row if max_seq is shorter), a pool
-  // with a spare page, and the rows' pages shuffled through it.
-  const int pageSize = maxSeq < 64 ? maxSeq : 64;
+  // Pages of 64 positions, a pool with a spare page, and the rows' pages
+  // shuffled through it.
+  const int pageSize = 64;
   const int pagesPerRow = (maxSeq + pageSize - 1) / pageSize;
   const int kvPages = batch * pagesPerRow + 1;
   if (!check(tawa_mega_create(text.str().c_str(), batch, maxSeq, pageSize,

@@ -249,8 +249,8 @@ int main(int argc, char **argv) {
   buf[0] = upload(randomBf16(rng, size_t(B) * qkvCols, 2.f));
   buf[1] = upload(randomBf16(rng, D, 1.f));
   buf[2] = upload(randomBf16(rng, D, 1.f));
-  buf[3] = upload(randomBf16(rng, size_t(B) * kvHeads * maxSeq * D, 1.f));
-  buf[4] = upload(randomBf16(rng, size_t(B) * kvHeads * maxSeq * D, 1.f));
+  buf[3] = upload(randomBf16(rng, size_t(B) * kvHeads * 1024 * D, 1.f));
+  buf[4] = upload(randomBf16(rng, size_t(B) * kvHeads * 1024 * D, 1.f));
   buf[5] = upload(std::vector<int32_t>(B, pos));
   buf[6] = upload(std::vector<uint16_t>(size_t(B) * kvHeads * G * D));
   buf[7] = upload(std::vector<float>(size_t(B) * kvHeads * chunks * G * D));
@@ -274,7 +274,8 @@ int main(int argc, char **argv) {
   buf[19] = upload(randomBf16(rng, size_t(nG) * kG, 0.05f));
   buf[20] = upload(randomBf16(rng, size_t(nG) * kG, 0.05f));
   buf[21] = upload(std::vector<uint16_t>(size_t(16) * nG));
-  // The cache as one page per row (B = 1): block table {0}.
+  // The cache as one page per row (B = 1; 1024 >= maxSeq positions, of
+  // which the first maxSeq are filled): block table {0}.
   buf[22] = upload(std::vector<int32_t>(B, 0));
   void **dBuf = upload(buf);
   const uint32_t none = tawa::mega::kNoBuffer;
@@ -302,7 +303,8 @@ int main(int argc, char **argv) {
   DecodeAttentionParams ap{};
   ap.qkv = 0, ap.qNorm = 1, ap.kNorm = 2, ap.kCache = 3, ap.vCache = 4;
   ap.positions = 5, ap.out = 6, ap.partOut = 7, ap.partLse = 8;
-  ap.blockTable = 22, ap.pageSize = maxSeq, ap.pagesPerRow = 1;
+  ap.blockTable = 22, ap.pageSize = 1024, ap.pageShift = 10;
+  ap.pagesPerRow = 1;
   ap.batch = B, ap.kvHeads = kvHeads, ap.group = G, ap.headDim = D;
   ap.maxSeq = maxSeq, ap.chunks = chunks, ap.chunkLen = chunkLen;
   ap.qkvCols = qkvCols, ap.qkNorm = 1;

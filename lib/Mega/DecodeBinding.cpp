@@ -336,6 +336,9 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     p.positions = b.positions;
     p.blockTable = b.blockTable;
     p.pageSize = static_cast<int32_t>(o.pageSize);
+    p.pageShift = 0;
+    while ((int64_t(1) << p.pageShift) < o.pageSize)
+      ++p.pageShift;
     p.pagesPerRow = static_cast<int32_t>(pagesPerRow(o));
     p.batch = B;
     p.kvHeads = static_cast<int32_t>(nKV);

@@ -312,8 +312,9 @@ bool checkPlanOptions(const PlanOptions &options, std::string &error) {
             std::to_string(options.maxSeq);
     return false;
   }
-  if (options.pageSize < 1 || options.pageSize > (int64_t(1) << 20)) {
-    error = "page-size must be in [1, 1048576], got " +
+  if (options.pageSize < 1 || options.pageSize > (int64_t(1) << 20) ||
+      (options.pageSize & (options.pageSize - 1)) != 0) {
+    error = "page-size must be a power of two in [1, 1048576], got " +
             std::to_string(options.pageSize);
     return false;
   }

@@ -151,8 +151,9 @@ pool of pages bf16[pages, kv_heads, P, head_dim], and the input block_table
 (i32[batch, ceil(S / P)]) maps a row's page i to a pool page.
 
 Options:
-  --page-size P        cache positions per page, 1..1048576 (default 64;
-                       P = S with one page per row is a contiguous cache)
+  --page-size P        cache positions per page, a power of two in
+                       1..1048576 (default 64; P >= S, one page per row,
+                       is a contiguous cache)
   --kv-pages N         pages in each cache pool, 0..1073741824 (default 0:
                        batch x ceil(S / P), every row at S)
   --batch, --max-seq, --sms   as for 'tawa-mega plan'

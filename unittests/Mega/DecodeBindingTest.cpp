@@ -156,36 +156,40 @@ TEST(DecodeBinding, CachesArePagePoolsBehindTheBlockTable) {
   PlanOptions o;
   o.batch = 3;
   o.maxSeq = 1000;
-  o.pageSize = 48;
+  o.pageSize = 32;
   o.kvPages = 7; // fewer than the rows could use: they share the pool
   TGraph g;
   DecodeBinding b = bind(c, o, g);
-  EXPECT_EQ(pagesPerRow(o), 21);
-  EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{3, 21}));
+  EXPECT_EQ(pagesPerRow(o), 32);
+  EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{3, 32}));
   EXPECT_EQ(b.buffers[b.find("l2.v_cache")].shape,
-            (std::vector<int64_t>{7, 8, 48, 128}));
+            (std::vector<int64_t>{7, 8, 32, 128}));
   int i = 0;
   opNamed(g, "l2.attention", i);
   auto p = paramsAs<DecodeAttentionParams>(b.params[i]);
   EXPECT_EQ(p.blockTable, b.blockTable);
-  EXPECT_EQ(p.pageSize, 48);
-  EXPECT_EQ(p.pagesPerRow, 21);
+  EXPECT_EQ(p.pageSize, 32);
+  EXPECT_EQ(p.pageShift, 5);
+  EXPECT_EQ(p.pagesPerRow, 32);
   EXPECT_EQ(b.buffers[p.kCache].name, "l2.k_cache");
 
-  // The default pool: every row at maxSeq. One page of maxSeq per row is
-  // the contiguous cache [B, kvHeads, maxSeq, D].
+  // The default pool: every row at maxSeq. One page of at least maxSeq per
+  // row is a contiguous cache [B, kvHeads, pageSize, D].
   o.kvPages = 0;
-  EXPECT_EQ(kvPoolPages(o), 3 * 21);
-  o.pageSize = 1000;
+  EXPECT_EQ(kvPoolPages(o), 3 * 32);
+  o.pageSize = 1024;
   b = bind(c, o, g);
   EXPECT_EQ(b.buffers[b.find("l0.k_cache")].shape,
-            (std::vector<int64_t>{3, 8, 1000, 128}));
+            (std::vector<int64_t>{3, 8, 1024, 128}));
   EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{3, 1}));
 
   std::string error;
-  o.pageSize = 0;
-  EXPECT_FALSE(checkPlanOptions(o, error));
-  EXPECT_NE(error.find("page-size"), std::string::npos) << error;
+  for (int64_t bad : {0, 48, 1000}) {
+    o.pageSize = bad;
+    EXPECT_FALSE(checkPlanOptions(o, error)) << bad;
+    EXPECT_NE(error.find("page-size must be a power of two"), std::string::npos)
+        << error;
+  }
   o.pageSize = 64;
   o.kvPages = -1;
   EXPECT_FALSE(checkPlanOptions(o, error));

@@ -46,8 +46,10 @@ struct PlanOptions {
   /// positions per layer (bf16 [kvPages, kvHeads, pageSize, headDim], each
   /// KV head's positions of a page contiguous) and a block table mapping row
   /// b's page i (positions [i pageSize, (i + 1) pageSize)) to a pool page.
-  /// pageSize = maxSeq and kvPages = batch with the table b -> b is the
-  /// contiguous cache [batch, kvHeads, maxSeq, headDim].
+  /// pageSize is a power of two (the task functions shift and mask, as
+  /// TensorRT-LLM's paged cache requires too); one page per row of
+  /// pageSize >= maxSeq with kvPages = batch and the table b -> b is a
+  /// contiguous cache [batch, kvHeads, pageSize, headDim].
   int64_t pageSize = 64;
   /// Pages in the pool; 0: enough for every row at maxSeq
   /// (batch * ceil(maxSeq / pageSize)).

@@ -132,8 +132,8 @@ struct LinearParams {
 /// projection: q heads RMS-normalized per head (Qwen3, when qkNorm) and
 /// rotated by RoPE at the row's position, the same for k; the chunk holding
 /// positions[b] writes k and v there in the cache. The cache is paged: row
-/// b's position s is in pool page blockTable[b][s / pageSize], at s %
-/// pageSize. With chunks == 1 it writes
+/// b's position s is in pool page blockTable[b][s >> pageShift], at s &
+/// (pageSize - 1) (pages are a power of two). With chunks == 1 it writes
 /// the output; otherwise the chunk's normalized output and log-sum-exp
 /// (natural log; an empty chunk writes -inf and zeros).
 struct DecodeAttentionParams {
@@ -149,7 +149,7 @@ struct DecodeAttentionParams {
   uint32_t partLse;   ///< chunks > 1: F32 [B, kvHeads, chunks, group]
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
   int32_t qkvCols, qkNorm;
-  int32_t pageSize, pagesPerRow;
+  int32_t pageSize, pageShift, pagesPerRow; ///< pageSize = 1 << pageShift
   int32_t lowSmemBytes; ///< shared memory below the plan's weight ring
   /// 1: the plan has no just-in-time task, so a worker may issue a tile's
   /// cache copies before the tile's inputs are ready (nothing else runs on

@@ -150,10 +150,19 @@ class MegaModel:
         # The reference validates the weights, runs prefill and owns the KV
         # cache (a pool of pages per layer) and the block table, which every
         # batch size's step binds (the table's first rows).
+        # Pages are a power of two (the kernel shifts and masks); a page
+        # longer than the next power of two >= max_seq would only waste memory.
+        whole = 1 << (max_seq - 1).bit_length()
+        if page_size is None:
+            if kv_pages is not None:
+                raise MegaError('kv_pages needs a page_size (page_size=None is one page of '
+                                'max_seq per row)')
+            page_size, kv_pages = whole, max_batch
+        if page_size < 1 or page_size & (page_size - 1):
+            raise MegaError(f'page_size {page_size}: pages must be a power of two')
         try:
             self.reference = ReferenceDecoder(self.config, weights, max_batch, max_seq,
-                                              page_size=None if page_size is None
-                                              else min(page_size, max_seq),
+                                              page_size=min(page_size, whole),
                                               kv_pages=kv_pages)
         except ValueError as e:
             raise MegaError(str(e)) from None
@@ -269,9 +278,11 @@ def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=N
 
     The KV cache is paged: each layer's keys and values live in a pool of
     `kv_pages` pages (default: max_batch * ceil(max_seq / page_size), every
-    row at max_seq) of `page_size` positions (default 64, at most max_seq);
-    a row takes pages as it grows, and gives them back when `prefill` refills
-    it. page_size=None: one contiguous page of max_seq positions per row."""
+    row at max_seq) of `page_size` positions (a power of two, default 64;
+    pages beyond max_seq are cut to the next power of two >= max_seq); a row
+    takes pages as it grows, and gives them back when `prefill` refills it.
+    page_size=None: one page of max_seq (rounded up to a power of two) per
+    row, each row's cache contiguous."""
     if isinstance(config, (str, os.PathLike)):
         with open(config) as f:
             config = json.load(f)

@@ -172,8 +172,8 @@ class ReferenceDecoder:
             self._layers.append({n.split('.')[-1]: weights[p + n + '.weight'] for n in names})
         self.paged = page_size is not None
         if self.paged:
-            if not 1 <= page_size <= max_seq:
-                raise ValueError(f'page_size {page_size} not in 1..max_seq = {max_seq}')
+            if page_size < 1:
+                raise ValueError(f'page_size {page_size}: pages hold at least one position')
             self.page_size = int(page_size)
             self.pages_per_row = -(-max_seq // self.page_size)
             self.kv_pages = int(kv_pages) if kv_pages is not None else \

@@ -101,7 +101,7 @@ __device__ __forceinline__ AttnLaneTable &attnLaneTable() {
 /// The row's first logical page of chunk `ch`.
 __device__ __forceinline__ int attnFirstPage(const DecodeAttentionParams &p,
                                              int ch) {
-  return ch * p.chunkLen / p.pageSize;
+  return (ch * p.chunkLen) >> p.pageShift;
 }
 
 /// The whole CTA (no barrier; warp 0's entries are visible to warp 0 when it
@@ -168,11 +168,9 @@ template <int G> struct AttnChunk {
   // The host refuses a position outside [0, maxSeq).
   bool holdsNew;
   // Paging: row b's logical page i is pool page table[i]; pages firstPage +
-  // [0, 32) are staged in `staged` (the lane table). A pool page holds
-  // pageElems elements, KV head h's rows from headElems.
-  int P, firstPage;
-  size_t pageElems, headElems;
-  const int32_t *table, *staged;
+  // [0, 32) are staged in the lane table. Pages of 1 << shift positions.
+  int shift, firstPage, kvHeads;
+  const int32_t *table;
   bf16 *kPool, *vPool;
   float *qs, *xs, *scores, *runMax, *runSum, *rescale, *partial;
   bf16 *kNew, *vNew, *kvS;
@@ -228,22 +226,21 @@ template <int G> struct AttnChunk {
     partial = reinterpret_cast<float *>(base + partialAt);
     kvS = reinterpret_cast<bf16 *>(
         base + (partialAt + slots * G * D * 4 + 127) / 128 * 128);
-    P = p.pageSize;
+    shift = p.pageShift;
     firstPage = attnFirstPage(p, ch);
-    pageElems = size_t(p.kvHeads) * P * D;
-    headElems = size_t(h) * P * D;
+    kvHeads = p.kvHeads;
     table = bufferAt<const int32_t>(buffers, p.blockTable) +
             size_t(b) * p.pagesPerRow;
-    staged = attnLaneTable().pages;
     kPool = bufferAt<bf16>(buffers, p.kCache);
     vPool = bufferAt<bf16>(buffers, p.vCache);
   }
 
   /// Offset in the pool of the row's cache position s (of KV head h).
   __device__ size_t rowOffset(int s) const {
-    const int lp = s / P, li = lp - firstPage;
-    const int32_t page = li >= 0 && li < 32 ? staged[li] : table[lp];
-    return size_t(page) * pageElems + headElems + size_t(s - lp * P) * D;
+    const int lp = s >> shift, li = lp - firstPage;
+    const int32_t page = li < 32 ? attnLaneTable().pages[li] : table[lp];
+    return ((size_t(page) * kvHeads + h) << shift) * D +
+           size_t(s & ((1 << shift) - 1)) * D;
   }
 
   /// Warp 0: the copies of block j into buffer j % 2, lane i copying the
@@ -263,9 +260,9 @@ template <int G> struct AttnChunk {
       mbarrierArriveExpectTx(&tb.kv[2 * buf + 1], bytes);
     }
     __syncwarp(); // the expected bytes are set before any copy completes
-    const int lp = blk / P + lane;
-    if (rows > 0 && lp <= (blk + rows - 1) / P) {
-      const int a = max(blk, lp * P), e = min(blk + rows, (lp + 1) * P);
+    const int lp = (blk >> shift) + lane;
+    if (rows > 0 && lp <= (blk + rows - 1) >> shift) {
+      const int a = max(blk, lp << shift), e = min(blk + rows, (lp + 1) << shift);
       const size_t src = rowOffset(a);
       const uint32_t bytes = uint32_t((e - a) * D * 2);
       // Cache rows are read once per step (first out of L2).
@@ -280,6 +277,7 @@ template <int G> struct AttnChunk {
   /// Warp 0: the copies of the first two blocks, which read only the
   /// cache rows of earlier steps.
   __device__ void issueFirst(TaskBarriers &tb) const {
+#pragma unroll 1
     for (int j = 0; j < min(blocks, 2); ++j)
       issue(j, tb);
   }
