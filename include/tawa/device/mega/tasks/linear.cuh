@@ -351,6 +351,14 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
           rowScale);
   }
   const bf16 *nw = norm ? bufferAt<const bf16>(buffers, p.normWeight) : nullptr;
+  // A pass's norm weights ride with its input rows (one more bulk copy on
+  // inBar) where they fit between the staged rows and the ring, so that
+  // their load is not a second latency after the rows land (the tiles of
+  // an operator all ask for the same weights as it starts).
+  bf16 *nwS = xs + t.rows * ldx;
+  const bool stageNorm =
+      norm && reinterpret_cast<unsigned char *>(nwS + kc) <=
+                  reinterpret_cast<unsigned char *>(ring);
   // Phases of this warp's ring barriers and of the input barrier, carried
   // from the worker's previous tasks.
   TaskBarriers &tb = taskBarriers();
@@ -367,10 +375,13 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       // the runtime's acquire and barrier); the copy reads them through the
       // async proxy.
       fenceProxyAsyncGlobal();
-      mbarrierArriveExpectTx(inBar, uint32_t(t.rows * klen * 2));
+      mbarrierArriveExpectTx(inBar,
+                             uint32_t((t.rows + (stageNorm ? 1 : 0)) * klen * 2));
       for (int r = 0; r < t.rows; ++r)
         bulkLoad(xs + r * ldx, x + size_t(t.row0 + r) * p.k + k0,
                  uint32_t(klen * 2), inBar);
+      if (stageNorm)
+        bulkLoad(nwS, nw + k0, uint32_t(klen * 2), inBar);
     }
     if (k0 > 0)
       issueFirstStages(t, k0, klen, ring, slotBytes, bars);
@@ -385,7 +396,9 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       // once for every row.
       for (int jv = threadIdx.x; jv < vecs; jv += kTaskThreads) {
         float w[8];
-        unpack8(loadWeight16(nw + k0 + jv * 8), w);
+        unpack8(stageNorm ? *reinterpret_cast<const uint4 *>(nwS + jv * 8)
+                          : loadWeight16(nw + k0 + jv * 8),
+                w);
         for (int r = 0; r < t.rows; ++r) {
           const float rs = rsqrtf(rowScale[r] / float(p.k) + p.eps);
           uint4 *at = reinterpret_cast<uint4 *>(xs + r * ldx + jv * 8);
