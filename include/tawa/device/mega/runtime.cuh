@@ -255,6 +255,12 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         nextAot = q.aotPos < q.aotEnd ? t.aotTasks[q.aotPos] : kNoId;
       __syncthreads();
       const uint32_t aot = nextAot;
+#ifdef TAWA_MEGA_TRACE_FROM_PREFETCH
+      // Measuring only: a task's recorded start is when the worker began
+      // preparing it (before its prefetch), not when its wait ended.
+      if (threadIdx.x == 0 && s.trace)
+        taskStart = globalTimerNs();
+#endif
       if (aot != kNoId && aot != prefetched) {
         const TaskDesc ad = t.tasks[aot];
         if (Prefetch::prefetch(fn, t, ad, aot, w)) {
@@ -265,7 +271,9 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
     }
     if (threadIdx.x == 0) {
       nextTask = q.next(t, s, w);
+#ifndef TAWA_MEGA_TRACE_FROM_PREFETCH
       taskStart = s.trace ? globalTimerNs() : 0;
+#endif
     }
     __syncthreads();
     const uint32_t task = nextTask;
