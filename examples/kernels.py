@@ -517,10 +517,11 @@ EXAMPLES = {
     # A per-row scale and SiLU in the epilogue.
     "gemm_scale_silu_fp16": _gemm_scale_silu("fp16", "fp16", 128, 256, 64),
     "gemm_scale_silu_fp16_128x128": _gemm_scale_silu("fp16", "fp16", 128, 128, 64),
-    # Narrow N blocks: accumulators of 32 and 16 columns (wgmma n32, n16), stored in one box of
-    # 64- or 32-byte rows.
+    # Narrow N blocks: accumulators of 32, 16 and 8 columns (wgmma n32, n16, n8), stored in one
+    # box of 64-, 32- or 16-byte rows.
     "gemm_fp16_128x32": _gemm("fp16", "fp16", 128, 32, 64),
     "gemm_bf16_128x16": _gemm("bf16", "bf16", 128, 16, 64),
+    "gemm_fp16_128x8": _gemm("fp16", "fp16", 128, 8, 64),
     "gemm_fp8_128x32": _gemm("fp8e4nv", "fp16", 128, 32, 128),
     # ... with B stored K x N (an MN-major B of 64- or 32-byte rows): the tutorial's pointer GEMM
     # and a descriptor one.

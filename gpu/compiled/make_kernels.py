@@ -53,9 +53,10 @@ KERNELS = {
     "examples/gemm_scale_silu_fp16": (os.path.join(EXAMPLES, "gemm_scale_silu_fp16.ttir"), "scale_silu"),
     "examples/gemm_scale_silu_fp16_128x128": (os.path.join(EXAMPLES, "gemm_scale_silu_fp16_128x128.ttir"),
                                               "scale_silu"),
-    # Narrow N blocks (wgmma n32 / n16; one store box of 64- or 32-byte rows).
+    # Narrow N blocks (wgmma n32 / n16 / n8; one store box of 64-, 32- or 16-byte rows).
     "examples/gemm_fp16_128x32": (os.path.join(EXAMPLES, "gemm_fp16_128x32.ttir"), "gemm"),
     "examples/gemm_bf16_128x16": (os.path.join(EXAMPLES, "gemm_bf16_128x16.ttir"), "gemm"),
+    "examples/gemm_fp16_128x8": (os.path.join(EXAMPLES, "gemm_fp16_128x8.ttir"), "gemm"),
     "examples/gemm_fp8_128x32": (os.path.join(EXAMPLES, "gemm_fp8_128x32.ttir"), "gemm"),
     "examples/gemm_ptr_fp16_128x32": (os.path.join(EXAMPLES, "gemm_ptr_fp16_128x32.ttir"), "pointer_gemm_128x32"),
     "examples/gemm_kn_bf16_128x16": (os.path.join(EXAMPLES, "gemm_kn_bf16_128x16.ttir"), "gemm_kn"),
@@ -202,7 +203,7 @@ def kernel_jobs(sweep):
     jobs = []
     for kid, (ttir, workload) in KERNELS.items():
         for name, options in configs(sweep):
-            narrow_n = any(t in kid for t in ("128x32", "128x16"))
+            narrow_n = any(kid.endswith(t) for t in ("128x32", "128x16", "128x8"))
             if ("gemm_ptr" in kid or "gemm_blockptr" in kid or "scale_silu" in kid or "axpby" in kid
                     or narrow_n) and name not in POINTER_CONFIGS:
                 continue
@@ -217,7 +218,7 @@ def kernel_jobs(sweep):
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
             small_tiles = any(t in kid for t in ("128x128", "colmajor", "batched", "grouped", "bias_relu",
-                                                 "128x32", "128x16"))
+                                                 "128x32", "128x16", "128x8"))
             if (name.startswith("PP") or name.startswith("D6") or name.startswith("NOPP")) and not small_tiles:
                 continue
             # Paired by default, the batched and bias samples' slots hold

@@ -335,9 +335,10 @@ void runEpilogue(Report &rep, const char *label, int rows, int cols, int row0,
 }
 
 // ---------------------------------------------------------------------------
-// Narrow tiles: a 64 x N accumulator fragment (N = 32, 16) -> one box of
-// 64 rows x 2N bytes in the 64- or 32-byte swizzle -> one TMA store into C
-// at (row0, col0), clipped by C's extents.
+// Narrow tiles: a 64 x N accumulator fragment (N = 32, 16, 8) -> one box of
+// 64 rows x 2N bytes in the 64- or 32-byte swizzle (N = 8: 16-byte rows,
+// unswizzled) -> one TMA store into C at (row0, col0), clipped by C's
+// extents.
 // ---------------------------------------------------------------------------
 
 template <typename T, int N>
@@ -367,7 +368,10 @@ void runNarrowEpilogue(Report &rep, const char *label, int rows, int cols,
                 HostElem<T>::kName, label);
   checkFragmentStore<T, N>(
       rep, name, rows, cols, row0, col0, N,
-      N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B, rng,
+      N == 32   ? CU_TENSOR_MAP_SWIZZLE_64B
+      : N == 16 ? CU_TENSOR_MAP_SWIZZLE_32B
+                : CU_TENSOR_MAP_SWIZZLE_NONE,
+      rng,
       [&](const float *dx, const CUtensorMap &mC) {
         narrowEpilogueKernel<DevT, N><<<1, 128>>>(dx, mC, row0, col0);
       });
@@ -546,6 +550,9 @@ int main() {
   runNarrowEpilogue<MmaType::F16, 16>(rep, "full", 64, 16, 0, 0, rng);
   runNarrowEpilogue<MmaType::BF16, 16>(rep, "offset_clipped", 90, 40, 32, 32,
                                        rng);
+  runNarrowEpilogue<MmaType::F16, 8>(rep, "full", 64, 8, 0, 0, rng);
+  runNarrowEpilogue<MmaType::BF16, 8>(rep, "offset_clipped", 70, 24, 16, 8,
+                                      rng);
   runSmemToAcc<MmaType::F16, 0>(rep, rng);
   runSmemToAcc<MmaType::BF16, 1>(rep, rng);
   return rep.exitCode();

@@ -5,8 +5,8 @@ mechanical, so they are generated rather than typed; rerun after changing the
 shape list:  python3 gpu/tools/gen_wgmma_ops.py > include/tawa/device/wgmma_ops.cuh
 """
 
-# 16 and 32: tiles narrower than 64 columns (BLOCK_N = 16, 32).
-SHAPES_N = (16, 32, 64, 128, 256)
+# 8, 16 and 32: tiles narrower than 64 columns (BLOCK_N = 8, 16, 32).
+SHAPES_N = (8, 16, 32, 64, 128, 256)
 PAIR_N = (128, 256)
 # (C++ tag, PTX type, K per instruction, may transpose smem operands)
 TYPES = (("F16", "f16", 16, True), ("BF16", "bf16", 16, True),

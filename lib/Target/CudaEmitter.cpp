@@ -273,8 +273,8 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
         return error(*llvm::find_if(
                    arg.getUsers(),
                    [](Operation *u) { return isa<tt::DescriptorStoreOp>(u); }))
-               << "stored tiles must be a multiple of 64 columns, or 32 or "
-                  "16 columns of a 16-bit type";
+               << "stored tiles must be a multiple of 64 columns, or 32, 16 "
+                  "or 8 columns of a 16-bit type";
       // Loads split between the CTAs of a cluster move half-height boxes.
       if (llvm::any_of(arg.getUsers(), [](Operation *u) {
             auto load = dyn_cast<TmaLoadOp>(u);

@@ -102,8 +102,9 @@ inline std::optional<SmemSwizzle> tileSwizzle(int64_t innerBytes) {
 constexpr int64_t kEpiBoxCols = 64;
 constexpr int64_t kEpiBoxBytes = 64 * kEpiBoxCols * 2;
 /// The columns of a store's box: 64, or the whole tile where it is narrower
-/// (32 or 16 columns of a 16-bit type: one box of 64 rows in the 64- or
-/// 32-byte swizzle, staged in the same buffers).
+/// (32, 16 or 8 columns of a 16-bit type: one box of 64 rows in the 64- or
+/// 32-byte swizzle, or unswizzled 16-byte rows, staged in the same
+/// buffers).
 inline int64_t storeBoxCols(int64_t tileCols) {
   return tileCols < kEpiBoxCols ? tileCols : kEpiBoxCols;
 }
@@ -112,7 +113,8 @@ inline bool storableTile(RankedTensorType tile) {
   int64_t cols = tile.getShape().back();
   int64_t bytes = cols * ((tile.getElementTypeBitWidth() + 7) / 8);
   return cols % kEpiBoxCols == 0 ||
-         (tile.getElementTypeBitWidth() == 16 && (bytes == 64 || bytes == 32));
+         (tile.getElementTypeBitWidth() == 16 &&
+          (bytes == 64 || bytes == 32 || bytes == 16));
 }
 /// More than half of an SM's 228 KiB of shared memory (with the 1 KiB each
 /// CTA reserves): no second CTA fits next to one that asks for this much.

@@ -54,7 +54,10 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
       return error(op) << "internal error: a narrow store the deferred "
                           "epilogue planned for";
     line() << "// Epilogue: one box of 64 x " << acc.cols << " per fragment ("
-           << acc.cols * 2 << "-byte swizzle), staged through "
+           << (acc.cols * 2 >= 32
+                   ? std::to_string(acc.cols * 2) + "-byte swizzle"
+                   : std::to_string(acc.cols * 2) + "-byte rows, unswizzled")
+           << "), staged through "
            << (epiBuffers == 2 ? "two swizzled buffers" : "one swizzled buffer")
            << "; a buffer is rewritten only after the TMA store that read it "
               "did.\n";

@@ -167,10 +167,10 @@ FailureOr<Acc> Emitter::accOf(Value v, Operation *user, bool fill) {
   }
   int64_t rows = type.getShape()[0], cols = type.getShape()[1];
   if (rows % (64 * groups) != 0 ||
-      !llvm::is_contained({16, 32, 64, 128, 256}, cols)) {
+      !llvm::is_contained({8, 16, 32, 64, 128, 256}, cols)) {
     error(user) << "accumulator " << type << " does not split into 64-row "
                 << "fragments over " << groups
-                << " consumer group(s) with N in {16, 32, 64, 128, 256}";
+                << " consumer group(s) with N in {8, 16, 32, 64, 128, 256}";
     return failure();
   }
   // Only splats start a chain; any other value must have come from one.

@@ -240,28 +240,40 @@ __device__ __forceinline__ void storeAccBoxSwizzled(const float (&d)[Count],
 /// A warp group's whole 64 x N accumulator fragment, N = 32 or 16 (a tile
 /// narrower than one 64-column box), converted to T and written with
 /// stmatrix into `box`: 64 rows of 2N bytes in TMA's 64- or 32-byte swizzle
+/// (N = 8: 16-byte rows, unswizzled, plain stores)
 /// (the span of the row), ready for tmaStore2D of a 64 x N box after
 /// fenceProxyAsyncShared() and a barrier. The matrices per 16 columns are
 /// storeAccBoxSwizzled's.
 template <typename T, int Count>
 __device__ __forceinline__ void storeAccNarrowSwizzled(const float (&d)[Count],
                                                        void *box) {
-  static_assert(sizeof(T) == 2 && (Count == 16 || Count == 8),
-                "a 64 x 32 or 64 x 16 fragment of a 16-bit type");
+  static_assert(sizeof(T) == 2 && (Count == 16 || Count == 8 || Count == 4),
+                "a 64 x 32, 64 x 16 or 64 x 8 fragment of a 16-bit type");
   constexpr int kSpan = Count * 2 * 2; // bytes per row
   const int tid = threadIdx.x % kWarpGroupThreads;
   const int lane = tid % 32;
-  const int mat = lane / 8;
-  const uint32_t row = 16 * (tid / 32) + 8 * (mat & 1) + lane % 8;
-  const uint32_t base = smemAddr(box);
+  if constexpr (Count == 4) {
+    // 64 x 8: rows of 16 bytes, which no swizzle covers (TMA's box is
+    // unswizzled). Lane (g, t) holds columns 2t, 2t + 1 of rows g and g + 8
+    // of its warp's 16; its two 4-byte stores fall in distinct banks across
+    // the warp (8 rows x 16 bytes).
+    const int r = 16 * (tid / 32) + lane / 4, c = lane % 4;
+    uint32_t *rows = static_cast<uint32_t *>(box);
+    rows[r * 4 + c] = pack2<T>(d[0], d[1]);
+    rows[(r + 8) * 4 + c] = pack2<T>(d[2], d[3]);
+  } else {
+    const int mat = lane / 8;
+    const uint32_t row = 16 * (tid / 32) + 8 * (mat & 1) + lane % 8;
+    const uint32_t base = smemAddr(box);
 #pragma unroll
-  for (int c = 0; c < Count / 8; ++c) {
-    const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
-    stmatrixX4(base + swizzledOffset<kSpan>(row, colByte),
-               pack2<T>(d[8 * c], d[8 * c + 1]),
-               pack2<T>(d[8 * c + 2], d[8 * c + 3]),
-               pack2<T>(d[8 * c + 4], d[8 * c + 5]),
-               pack2<T>(d[8 * c + 6], d[8 * c + 7]));
+    for (int c = 0; c < Count / 8; ++c) {
+      const uint32_t colByte = 2 * (16 * c + 8 * (mat >> 1));
+      stmatrixX4(base + swizzledOffset<kSpan>(row, colByte),
+                 pack2<T>(d[8 * c], d[8 * c + 1]),
+                 pack2<T>(d[8 * c + 2], d[8 * c + 3]),
+                 pack2<T>(d[8 * c + 4], d[8 * c + 5]),
+                 pack2<T>(d[8 * c + 6], d[8 * c + 7]));
+    }
   }
 }
 

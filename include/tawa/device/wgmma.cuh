@@ -138,13 +138,16 @@ __device__ __forceinline__ void fenceFragment(uint32_t (&a)[Count]) {
 template <int N, MmaType T, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], uint64_t descA,
                                         uint64_t descB, int scaleD) {
-  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
-                "N must be 16, 32, 64, 128 or 256");
+  static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 ||
+                    N == 256,
+                "N must be 8, 16, 32, 64, 128 or 256");
   static_assert(T != MmaType::E4M3 || (TransA == 0 && TransB == 0),
                 "fp8 wgmma takes K-major operands only");
   using namespace detail;
   if constexpr (T == MmaType::F16) {
-    if constexpr (N == 16)
+    if constexpr (N == 8)
+      wgmma_ss_f16_m64n8k16<TransA, TransB>(d, descA, descB, scaleD);
+    else if constexpr (N == 16)
       wgmma_ss_f16_m64n16k16<TransA, TransB>(d, descA, descB, scaleD);
     else if constexpr (N == 32)
       wgmma_ss_f16_m64n32k16<TransA, TransB>(d, descA, descB, scaleD);
@@ -155,7 +158,9 @@ __device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], uint64_t descA,
     else
       wgmma_ss_f16_m64n256k16<TransA, TransB>(d, descA, descB, scaleD);
   } else if constexpr (T == MmaType::BF16) {
-    if constexpr (N == 16)
+    if constexpr (N == 8)
+      wgmma_ss_bf16_m64n8k16<TransA, TransB>(d, descA, descB, scaleD);
+    else if constexpr (N == 16)
       wgmma_ss_bf16_m64n16k16<TransA, TransB>(d, descA, descB, scaleD);
     else if constexpr (N == 32)
       wgmma_ss_bf16_m64n32k16<TransA, TransB>(d, descA, descB, scaleD);
@@ -166,7 +171,9 @@ __device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], uint64_t descA,
     else
       wgmma_ss_bf16_m64n256k16<TransA, TransB>(d, descA, descB, scaleD);
   } else {
-    if constexpr (N == 16)
+    if constexpr (N == 8)
+      wgmma_ss_e4m3_m64n8k32(d, descA, descB, scaleD);
+    else if constexpr (N == 16)
       wgmma_ss_e4m3_m64n16k32(d, descA, descB, scaleD);
     else if constexpr (N == 32)
       wgmma_ss_e4m3_m64n32k32(d, descA, descB, scaleD);
@@ -218,13 +225,16 @@ __device__ __forceinline__ void wgmmaSSPair(float (&d0)[N / 4],
 template <int N, MmaType T, int TransB = 0>
 __device__ __forceinline__ void
 wgmmaRS(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t descB, int scaleD) {
-  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256,
-                "N must be 16, 32, 64, 128 or 256");
+  static_assert(N == 8 || N == 16 || N == 32 || N == 64 || N == 128 ||
+                    N == 256,
+                "N must be 8, 16, 32, 64, 128 or 256");
   static_assert(T != MmaType::E4M3 || TransB == 0,
                 "fp8 wgmma takes K-major operands only");
   using namespace detail;
   if constexpr (T == MmaType::F16) {
-    if constexpr (N == 16)
+    if constexpr (N == 8)
+      wgmma_rs_f16_m64n8k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else if constexpr (N == 16)
       wgmma_rs_f16_m64n16k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
     else if constexpr (N == 32)
       wgmma_rs_f16_m64n32k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
@@ -235,7 +245,9 @@ wgmmaRS(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t descB, int scaleD) {
     else
       wgmma_rs_f16_m64n256k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
   } else if constexpr (T == MmaType::BF16) {
-    if constexpr (N == 16)
+    if constexpr (N == 8)
+      wgmma_rs_bf16_m64n8k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else if constexpr (N == 16)
       wgmma_rs_bf16_m64n16k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
     else if constexpr (N == 32)
       wgmma_rs_bf16_m64n32k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
@@ -246,7 +258,9 @@ wgmmaRS(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t descB, int scaleD) {
     else
       wgmma_rs_bf16_m64n256k16<TransB>(d, a[0], a[1], a[2], a[3], descB, scaleD);
   } else {
-    if constexpr (N == 16)
+    if constexpr (N == 8)
+      wgmma_rs_e4m3_m64n8k32(d, a[0], a[1], a[2], a[3], descB, scaleD);
+    else if constexpr (N == 16)
       wgmma_rs_e4m3_m64n16k32(d, a[0], a[1], a[2], a[3], descB, scaleD);
     else if constexpr (N == 32)
       wgmma_rs_e4m3_m64n32k32(d, a[0], a[1], a[2], a[3], descB, scaleD);
