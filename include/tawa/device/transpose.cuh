@@ -3,6 +3,7 @@
 // rewritten as [N, K] by the producer warps before the consumers read it.
 #pragma once
 #include "tawa/device/sync.cuh"
+#include "tawa/device/tma.cuh"
 #include "tawa/device/types.cuh"
 
 namespace tawa::device {
@@ -98,6 +99,63 @@ __device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
                        : "memory");
       }
     }
+  }
+  fenceProxyAsyncShared();
+}
+
+/// The span TMA swizzles a tile dimension of `bytes` in: 32 or 64 bytes for
+/// rows that short, else 128 (boxes of 128-byte spans).
+__host__ __device__ constexpr int tileSpanBytes(int bytes) {
+  return bytes % 128 == 0 ? 128 : bytes;
+}
+
+/// Byte offset of byte `col` of row `row` in an 8-bit tile of `Rows` rows as
+/// TMA lays it out: boxes of Span-byte rows (one per Span bytes of the row),
+/// each in TMA's Span-byte swizzle (swizzledOffset).
+template <int Rows, int Span>
+__device__ __forceinline__ uint32_t tileByteOffset(int row, int col) {
+  return uint32_t(col / Span) * Rows * Span +
+         swizzledOffset<Span>(uint32_t(row), uint32_t(col % Span));
+}
+
+/// dst = transpose(src) for an 8-bit [R, C] tile whose extents are 32 or 64
+/// bytes or multiples of 128 (src: R rows of C bytes; dst: C rows of R
+/// bytes), each in the swizzle of its row length (tileSpanBytes: 32-, 64-
+/// or 128-byte), done by `warps` warps together (this one is `warp`), then
+/// fenced for the async proxy. The same contract as transposeTileB8Sw128,
+/// which the emitter keeps for tiles whose extents are both multiples of 128
+/// bytes: this one is general, not conflict-free (lanes take consecutive
+/// source words of a row, so the stores of a step fall on a few banks).
+template <int R, int C>
+__device__ __forceinline__ void transposeTileB8(const uint8_t *src,
+                                                uint8_t *dst, int warp,
+                                                int warps) {
+  static_assert((R == 32 || R == 64 || R % 128 == 0) &&
+                    (C == 32 || C == 64 || C % 128 == 0),
+                "tile extents of 32 or 64 bytes or multiples of 128");
+  constexpr int kSrcSpan = tileSpanBytes(C), kDstSpan = tileSpanBytes(R);
+  const uint32_t s0 = smemAddr(src), d0 = smemAddr(dst);
+  const int lane = threadIdx.x % 32;
+#pragma unroll 1
+  for (int blk = warp * 32 + lane; blk < (R / 4) * (C / 4);
+       blk += warps * 32) {
+    // 4 rows x 4 bytes: source rows 4 rq + i, bytes 4 cw .. 4 cw + 3 (one
+    // word: a 16-byte chunk never splits it) become destination rows
+    // 4 cw + j, bytes 4 rq .. 4 rq + 3.
+    const int cw = blk % (C / 4), rq = blk / (C / 4);
+    uint32_t in[4], out[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      asm volatile("ld.shared.b32 %0, [%1];\n"
+                   : "=r"(in[i])
+                   : "r"(s0 + tileByteOffset<R, kSrcSpan>(4 * rq + i, 4 * cw)));
+    transposeBytes4x4(in, out);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(
+                       d0 + tileByteOffset<C, kDstSpan>(4 * cw + j, 4 * rq)),
+                   "r"(out[j])
+                   : "memory");
   }
   fenceProxyAsyncShared();
 }
