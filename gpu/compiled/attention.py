@@ -133,8 +133,9 @@ def check(entries, base, small, seed):
                    if e["workload"] == "attention_lse" else None)
             scale = d ** -0.5
             plan = launch(kern, q, k_operand(e["workload"], k, l, d), v, o, scale, l, lse)
+            workloads.RUNNING = f"{e['id']} b={b} h={h} l={l} d={d}"
             plan()
-            torch.cuda.synchronize()
+            workloads.synchronize()
             ref = reference(q, k, v, b, h, l, d, scale, causal)
             err = workloads.rel_error(o, ref)
             ok = err <= BOUNDS[dt] and workloads.untouched(ost, o)

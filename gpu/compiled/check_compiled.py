@@ -16,7 +16,9 @@ that must stay NaN; relative Frobenius error within the dtype's bound.
         is not run again)
 
 Prints one line per kernel/configuration, then "N passed, M failed"; exits 1
-on any failure, including configurations tawac rejected.
+on any failure, including configurations tawac rejected. A launch that has not
+finished after TAWA_CHECK_HANG_SECONDS (default 120) ends the check at once
+with "HANG <kernel> <shape>" and status 3 (workloads.synchronize).
 """
 import argparse
 import hashlib
@@ -120,6 +122,7 @@ def main():
         worst, ok, t0 = 0.0, True, time.time()
         for (m, n, kk) in shapes:
             try:
+                workloads.RUNNING = f"{e['id']} {m}x{n}x{kk}"
                 out, ref, pad_ok, types = workloads.RUNNERS[e["workload"]](k, m, n, kk, gen)
                 err = workloads.rel_error(out, ref)
                 bound = workloads.BOUNDS[types]

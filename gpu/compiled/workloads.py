@@ -10,6 +10,7 @@ the very same (rounded) inputs.
 import math
 import os
 import sys
+import time
 
 import torch
 
@@ -23,6 +24,31 @@ DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.float8_e4m
 # fp8 products accumulate in the tensor cores with fewer bits than fp32, so
 # they get more room.
 BOUNDS = {("f16", "f16"): 1e-3, ("bf16", "bf16"): 8e-3, ("e4m3", "f16"): 4e-3}
+
+
+# A kernel that never finishes (a deadlocked protocol) would hold the check
+# and the device call forever: each launch is awaited for at most
+# TAWA_CHECK_HANG_SECONDS (default 120, room for compute-sanitizer), then what
+# was running (RUNNING, set by the caller) is printed and the process exits
+# with status 3 (a hung CUDA context cannot be recovered).
+HANG_SECONDS = float(os.environ.get("TAWA_CHECK_HANG_SECONDS", "120"))
+RUNNING = "?"
+
+
+def synchronize():
+    """torch.cuda.synchronize(), bounded: the launches go to PyTorch's current
+    stream (tawa.runtime), so an event recorded after them completes with
+    them."""
+    done = torch.cuda.Event()
+    done.record()
+    deadline = time.monotonic() + HANG_SECONDS
+    while not done.query():
+        if time.monotonic() > deadline:
+            # (flush: os._exit drops buffered output, earlier lines included)
+            print(f"HANG {RUNNING}: not finished after {HANG_SECONDS:g} s; stopping", flush=True)
+            os._exit(3)
+        time.sleep(0.001)
+    torch.cuda.synchronize()
 
 
 def cdiv(a, b):
@@ -112,7 +138,7 @@ def run_gemm(k, m, n, kk, gen, grid_kind="tiles"):
     args = desc_args(a) + desc_args(b) + desc_args(c) + [m, n, kk]
     grid = (cdiv(m, bm) * cdiv(n, bn),) if grid_kind == "tiles" else (132,)
     k.kernel(*args, grid=grid)
-    torch.cuda.synchronize()
+    synchronize()
     return c, a32 @ b32.T, untouched(cst, c), (k.dtype(0), k.dtype(2))
 
 
@@ -126,7 +152,7 @@ def run_gemm_kn(k, m, n, kk, gen):
     c, cst = nan_poisoned_out(m, n, c_dt)
     args = desc_args(a) + desc_args(b) + desc_args(c) + [m, n, kk]
     k.kernel(*args, grid=(cdiv(m, bm) * cdiv(n, bn),))
-    torch.cuda.synchronize()
+    synchronize()
     return c, a32 @ b32, untouched(cst, c), (k.dtype(0), k.dtype(2))
 
 
@@ -148,7 +174,7 @@ def run_batched(k, m, n, kk, gen, batch=3):
     c, cst = nan_poisoned_out(batch * m, n, c_dt)
     args = desc_args(a) + desc_args(b) + desc_args(c) + [m, n, kk]
     k.kernel(*args, grid=(cdiv(m, bm), cdiv(n, bn), batch))
-    torch.cuda.synchronize()
+    synchronize()
     ref = torch.cat([a32[i * m:(i + 1) * m] @ b32[i * n:(i + 1) * n].T for i in range(batch)])
     return c, ref, untouched(cst, c), (k.dtype(0), k.dtype(2))
 
@@ -163,7 +189,7 @@ def run_bias_relu(k, m, n, kk, gen):
     c, cst = nan_poisoned_out(m, n, c_dt)
     args = desc_args(a) + desc_args(b) + desc_args(c) + [bias, m, n, kk]
     k.kernel(*args, grid=(cdiv(m, bm), cdiv(n, bn)))
-    torch.cuda.synchronize()
+    synchronize()
     ref = torch.relu(a32 @ b32 + bias.float()[None, :])
     return c, ref, untouched(cst, c), (k.dtype(0), k.dtype(2))
 
@@ -188,7 +214,7 @@ def run_grouped(k, m, n, kk, gen, groups=3):
     a_p, b_p, c_p = ptrs(a_list), ptrs(b_list), ptrs(c_list)
     size_t = torch.tensor(sizes, device="cuda", dtype=torch.int32)
     k.kernel(a_p, b_p, c_p, size_t, groups, grid=(132,))
-    torch.cuda.synchronize()
+    synchronize()
     out = torch.cat([c.flatten() for c in c_list])
     ref = torch.cat([r.flatten() for r in refs])
     return out, ref, True, ("f16", "f16")
@@ -219,7 +245,7 @@ def run_pointer_gemm(k, m, n, kk, gen, tile=(128, 128), a_column_major=False):
     a_ref = a32.T if a_column_major else a32
     args = [a_store, b, c, m, n, kk, a_store.stride(0), b.stride(0), c.stride(0)]
     k.kernel(*args, grid=(cdiv(m, tile[0]) * cdiv(n, tile[1]),))
-    torch.cuda.synchronize()
+    synchronize()
     return c, a_ref @ b32, untouched(cst, c), ("f16", "f16")
 
 
@@ -235,7 +261,7 @@ def run_scale_silu(k, m, n, kk, gen):
     c, cst = nan_poisoned_out(m, n, c_dt)
     args = desc_args(a) + desc_args(b) + desc_args(c) + [scale, m, n, kk]
     k.kernel(*args, grid=(cdiv(m, bm) * cdiv(n, bn),))
-    torch.cuda.synchronize()
+    synchronize()
     ref = a32 @ b32.T * scale[:, None]
     ref = ref * torch.sigmoid(ref)
     return c, ref, untouched(cst, c), (k.dtype(0), k.dtype(2))
@@ -254,7 +280,7 @@ def run_axpby(k, m, n, kk, gen):
     alpha, beta = 0.75, -1.25
     args = desc_args(a) + desc_args(b) + desc_args(c) + desc_args(d) + [alpha, beta, m, n, kk]
     k.kernel(*args, grid=(cdiv(m, bm) * cdiv(n, bn),))
-    torch.cuda.synchronize()
+    synchronize()
     return d, alpha * (a32 @ b32.T) + beta * c32, untouched(dst, d), (k.dtype(0), k.dtype(3))
 
 
