@@ -8,13 +8,19 @@
 
 namespace tawa::device {
 
-/// Byte offset of byte `col` of row `row` in a tile of `Rows` rows stored as
-/// TMA stores it with the 128-byte swizzle: boxes of 128-byte rows, one box
-/// per 128 bytes of the row, each 16-byte chunk c of row r at chunk c ^ r % 8.
-template <int Rows>
-__device__ __forceinline__ uint32_t sw128Offset(int row, int col) {
-  return (col / 128) * Rows * 128 + row * 128 +
-         ((((col % 128) / 16) ^ (row % 8)) * 16) + col % 16;
+/// The span TMA swizzles a tile dimension of `bytes` in: 32 or 64 bytes for
+/// rows that short, else 128 (boxes of 128-byte spans).
+__host__ __device__ constexpr int tileSpanBytes(int bytes) {
+  return bytes % 128 == 0 ? 128 : bytes;
+}
+
+/// Byte offset of byte `col` of row `row` in an 8-bit tile of `Rows` rows as
+/// TMA lays it out: boxes of Span-byte rows (one per Span bytes of the row),
+/// each in TMA's Span-byte swizzle (swizzledOffset).
+template <int Rows, int Span>
+__device__ __forceinline__ uint32_t tileByteOffset(int row, int col) {
+  return uint32_t(col / Span) * Rows * Span +
+         swizzledOffset<Span>(uint32_t(row), uint32_t(col % Span));
 }
 
 /// Bytes (i, j) of four words, one per row i, transposed: word j of the
@@ -44,9 +50,8 @@ __device__ __forceinline__ void transposeBytes4x4(const uint32_t (&in)[4],
 /// the 32 lanes touch 32 different banks through the swizzle, and the steps
 /// u in [0, 8), w in {0, 2, 4, 6} cover each block once.
 template <int R, int C>
-__device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
-                                                     uint8_t *dst, int warp,
-                                                     int warps) {
+__device__ __forceinline__ void
+transposeTileB8Sw128(const uint8_t *src, uint8_t *dst, int warp, int warps) {
   static_assert(R % 128 == 0 && C % 128 == 0,
                 "both extents must be multiples of 128 bytes");
   // Shared-window addresses and ld/st.shared: through generic pointers the
@@ -55,9 +60,9 @@ __device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
   const int lane = threadIdx.x % 32;
   const int a = lane % 4, b = (lane / 4) % 4, e = lane / 16;
   const int p = 2 * b + e, q = 2 * a + e;
-  // sw128Offset with the lane's constants folded: the block of a step has
-  // source rows r0 + 4b + 16 (q ^ w) + i and byte columns c0 + 4a + 16 (p ^
-  // u) + j, so row % 8 = 4 (b & 1) + i and the swizzled chunk of row i is
+  // tileByteOffset<R, 128> with the lane's constants folded: the block of a
+  // step has source rows r0 + 4b + 16 (q ^ w) + i and byte columns c0 + 4a + 16
+  // (p ^ u) + j, so row % 8 = 4 (b & 1) + i and the swizzled chunk of row i is
   // ((p ^ u) ^ 4 (b & 1)) ^ i: offset = base + 128 i + ((X << 4) ^ (i << 4)),
   // and likewise for the destination with the roles of a and b exchanged.
   const uint32_t laneSrc = 512 * b + 4 * a, laneDst = 512 * a + 4 * b;
@@ -93,29 +98,14 @@ __device__ __forceinline__ void transposeTileB8Sw128(const uint8_t *src,
         transposeBytes4x4(in[h], out[h]);
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(
-                           dstAt[h] + 128 * j + (dstX[h] ^ (j << 4))),
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(dstAt[h] + 128 * j +
+                                                         (dstX[h] ^ (j << 4))),
                        "r"(out[h][j])
                        : "memory");
       }
     }
   }
   fenceProxyAsyncShared();
-}
-
-/// The span TMA swizzles a tile dimension of `bytes` in: 32 or 64 bytes for
-/// rows that short, else 128 (boxes of 128-byte spans).
-__host__ __device__ constexpr int tileSpanBytes(int bytes) {
-  return bytes % 128 == 0 ? 128 : bytes;
-}
-
-/// Byte offset of byte `col` of row `row` in an 8-bit tile of `Rows` rows as
-/// TMA lays it out: boxes of Span-byte rows (one per Span bytes of the row),
-/// each in TMA's Span-byte swizzle (swizzledOffset).
-template <int Rows, int Span>
-__device__ __forceinline__ uint32_t tileByteOffset(int row, int col) {
-  return uint32_t(col / Span) * Rows * Span +
-         swizzledOffset<Span>(uint32_t(row), uint32_t(col % Span));
 }
 
 /// dst = transpose(src) for an 8-bit [R, C] tile whose extents are 32 or 64
@@ -127,9 +117,8 @@ __device__ __forceinline__ uint32_t tileByteOffset(int row, int col) {
 /// bytes: this one is general, not conflict-free (lanes take consecutive
 /// source words of a row, so the stores of a step fall on a few banks).
 template <int R, int C>
-__device__ __forceinline__ void transposeTileB8(const uint8_t *src,
-                                                uint8_t *dst, int warp,
-                                                int warps) {
+__device__ __forceinline__ void
+transposeTileB8(const uint8_t *src, uint8_t *dst, int warp, int warps) {
   static_assert((R == 32 || R == 64 || R % 128 == 0) &&
                     (C == 32 || C == 64 || C % 128 == 0),
                 "tile extents of 32 or 64 bytes or multiples of 128");
@@ -137,8 +126,7 @@ __device__ __forceinline__ void transposeTileB8(const uint8_t *src,
   const uint32_t s0 = smemAddr(src), d0 = smemAddr(dst);
   const int lane = threadIdx.x % 32;
 #pragma unroll 1
-  for (int blk = warp * 32 + lane; blk < (R / 4) * (C / 4);
-       blk += warps * 32) {
+  for (int blk = warp * 32 + lane; blk < (R / 4) * (C / 4); blk += warps * 32) {
     // 4 rows x 4 bytes: source rows 4 rq + i, bytes 4 cw .. 4 cw + 3 (one
     // word: a 16-byte chunk never splits it) become destination rows
     // 4 cw + j, bytes 4 rq .. 4 rq + 3.
