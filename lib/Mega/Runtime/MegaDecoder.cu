@@ -16,6 +16,8 @@
 #include "tawa/Mega/Verifier.h"
 #include "tawa/device/mega/decode_tasks.cuh"
 #include "tawa/device/mega/launcher.cuh"
+
+#include <algorithm>
 #include "tawa/runtime/tawa_mega.h"
 
 #include <cstdio>
@@ -56,12 +58,16 @@ struct tawa_mega_decoder {
   bool pointersDirty = true;
   OpParams *paramsDev = nullptr;
   void **pointersDev = nullptr;
+  /// One record per AOT queue position, rebuilt whenever the addresses
+  /// change (buildStagedTasks).
+  StagedTask *stagedDev = nullptr;
   std::string summary;
   int clockKHz = 0;
 
   ~tawa_mega_decoder() {
     cudaFree(paramsDev);
     cudaFree(pointersDev);
+    cudaFree(stagedDev);
   }
 };
 
@@ -131,7 +137,11 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
                          d->binding.params.size() * sizeof(OpParams),
                          cudaMemcpyHostToDevice),
               "cudaMemcpy") ||
-      !cudaOk(cudaMalloc(&d->pointersDev, nb * sizeof(void *)), "cudaMalloc"))
+      !cudaOk(cudaMalloc(&d->pointersDev, nb * sizeof(void *)), "cudaMalloc") ||
+      !cudaOk(cudaMalloc(&d->stagedDev,
+                         std::max<size_t>(1, d->tables.header.numAotTasks) *
+                             sizeof(StagedTask)),
+              "cudaMalloc"))
     return 1;
   const TablesHeader &h = d->tables.header;
   d->summary = d->graph.name + ": " + std::to_string(h.numTasks) + " tasks (" +
@@ -196,6 +206,17 @@ int tawa_mega_step(tawa_mega_decoder *d, void *streamPtr, double watchdogMs) {
                            cudaMemcpyHostToDevice),
                 "uploading buffer addresses"))
       return 1;
+    // Each AOT task's parameters with these addresses resolved; on the
+    // legacy stream and waited for, like the upload above.
+    const uint32_t positions = d->tables.header.numAotTasks;
+    if (positions) {
+      buildStagedTasks<<<(positions + 255) / 256, 256>>>(
+          d->launcher.tables(), d->paramsDev, d->pointersDev, d->stagedDev,
+          positions);
+      if (!cudaOk(cudaGetLastError(), "building the staged tasks") ||
+          !cudaOk(cudaDeviceSynchronize(), "building the staged tasks"))
+        return 1;
+    }
     d->pointersDirty = false;
   }
   std::string error;
@@ -203,7 +224,7 @@ int tawa_mega_step(tawa_mega_decoder *d, void *streamPtr, double watchdogMs) {
     return failWith(error);
   const double ms = watchdogMs > 0 ? watchdogMs : 2000.0;
   const uint64_t cycles = static_cast<uint64_t>(ms * d->clockKHz);
-  DecodeTasks fn{d->paramsDev, d->pointersDev};
+  DecodeTasks fn{d->paramsDev, d->pointersDev, d->stagedDev};
   if (!d->launcher.launch(fn, cycles, stream, error))
     return failWith(error);
   return 0;

@@ -129,16 +129,18 @@ describeEventWait(const TablesView &t, const RuntimeState &s, WaiterRole role,
 }
 
 /// Thread 0 of a worker: one arrival at `e` (after the CTA barrier that
-/// follows the task); hands a completed JIT event to its scheduler. False
-/// when the watchdog stopped the hand-over.
+/// follows the task); hands a completed JIT event to its scheduler.
+/// `completed`: this arrival fired `e` (and, acq_rel, acquired every earlier
+/// arrival's writes). False when the watchdog stopped the hand-over.
 __device__ inline bool arrive(const TablesView &t, const RuntimeState &s,
                               uint32_t numSchedulers, uint32_t worker,
-                              uint32_t task, uint32_t e) {
+                              uint32_t task, uint32_t e, bool &completed) {
   // The event's descriptor is read before the arrival: a load after the
   // acq_rel atomic would wait for it (one more L2 round trip before the
   // worker moves on).
   const EventDesc ev = t.events[e];
   uint32_t old = fetchAddAcqRel(&s.arrivals[e], 1);
+  completed = old + 1 == ev.triggerCount;
   if (old + 1 > ev.triggerCount) {
     fetchAddRelaxed(s.overArrivals, 1);
     return true;
@@ -158,12 +160,18 @@ struct WorkerQueues {
   uint32_t jitHead;
   IdRing jit;
 
+  /// `knownCandidate`: the next AOT task's id when the caller has it, with
+  /// its wait event and that event's trigger count (kNoId: loaded here).
   __device__ uint32_t next(const TablesView &t, const RuntimeState &s,
-                           uint32_t w) {
+                           uint32_t w, uint32_t knownCandidate = kNoId,
+                           uint32_t knownEvent = 0, uint32_t knownNeed = 0) {
     uint32_t task = kNoId;
     uint32_t waitEvent = t.endEvent;
     uint32_t candidate = kNoId;
-    if (aotPos < aotEnd) {
+    if (knownCandidate != kNoId) {
+      candidate = knownCandidate;
+      waitEvent = knownEvent;
+    } else if (aotPos < aotEnd) {
       candidate = t.aotTasks[aotPos];
       waitEvent = t.tasks[candidate].waitEvent;
     }
@@ -172,7 +180,9 @@ struct WorkerQueues {
     // acquire waits for it, so every load in the loop is a serial L2 round
     // trip, microseconds while the weights stream. The trigger count is read
     // once.
-    const uint32_t need = t.events[waitEvent].triggerCount;
+    const uint32_t need = knownCandidate != kNoId
+                              ? knownNeed
+                              : t.events[waitEvent].triggerCount;
     const bool pollJit = t.numJitTasks != 0;
     bool leave = false;
     auto poll = [&] {
@@ -199,92 +209,109 @@ struct WorkerQueues {
   }
 };
 
-/// A task functor may have `bool prefetch(tables, task, id, worker)`: the
-/// worker calls it, with the whole CTA, for its next AOT task before waiting
-/// for that task's inputs (a linear starts loading its weights), and then
-/// calls `fn(tables, task, id, worker, prefetched)`; such a functor also has
-/// `initWorker()`, run once by the whole CTA before the first task. Functors
-/// without them are called as `fn(tables, task, id, worker)`.
-template <typename F, typename = void> struct TaskPrefetch {
+/// A task functor may take its AOT tasks from records (DecodeTasks): it then
+/// has `initWorker()` (the whole CTA, once before the first task),
+/// `preload(position, slot)` (thread 0: start copying the record of an AOT
+/// queue position into record slot 0 or 1), `record(slot, parity)` (every
+/// thread: the record once it landed: .desc, .task, .need, .op) and
+/// `bool prefetch(record)` (the whole CTA, before waiting for that task's
+/// inputs: a linear starts loading its weights), and is called as
+/// `fn(tables, desc, id, worker, op, prefetched)` (`op` the record's
+/// parameters, or null for a just-in-time task). Functors without records
+/// are called as `fn(tables, desc, id, worker)`.
+template <typename F, typename = void> struct TaskRecords {
   static constexpr bool kHas = false;
-  __device__ static void initWorker(const F &) {}
-  __device__ static bool prefetch(const F &, const TablesView &,
-                                  const TaskDesc &, uint32_t, uint32_t) {
-    return false;
-  }
-  __device__ static void run(const F &fn, const TablesView &t,
-                             const TaskDesc &d, uint32_t task, uint32_t w,
-                             bool) {
-    fn(t, d, task, w);
-  }
 };
 template <typename F>
-struct TaskPrefetch<F, std::void_t<decltype(&F::prefetch)>> {
+struct TaskRecords<F, std::void_t<decltype(&F::preload)>> {
   static constexpr bool kHas = true;
-  /// The whole CTA, once before the first task (then a CTA barrier).
-  __device__ static void initWorker(const F &fn) { fn.initWorker(); }
-  __device__ static bool prefetch(const F &fn, const TablesView &t,
-                                  const TaskDesc &d, uint32_t task,
-                                  uint32_t w) {
-    return fn.prefetch(t, d, task, w);
-  }
-  __device__ static void run(const F &fn, const TablesView &t,
-                             const TaskDesc &d, uint32_t task, uint32_t w,
-                             bool prefetched) {
-    fn(t, d, task, w, prefetched);
-  }
 };
 
 template <typename TaskFn>
 __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
                            const TaskFn &fn, uint32_t numSchedulers,
                            uint32_t w) {
-  using Prefetch = TaskPrefetch<TaskFn>;
-  __shared__ uint32_t nextTask, nextAot;
+  __shared__ uint32_t nextPos, nextTask, firedEvent;
   __shared__ uint64_t taskStart;
   WorkerQueues q{t.aotOffsets[w], t.aotOffsets[w + 1], 0, workerRing(s, w)};
-  // The AOT task whose prefetch ran (kNoId: none pending). Every thread
-  // keeps the same value.
-  uint32_t prefetched = kNoId;
-  TaskDesc prefetchedDesc{};
-  Prefetch::initWorker(fn);
+  constexpr bool kRecords = TaskRecords<TaskFn>::kHas;
+  const uint32_t aotBegin = q.aotPos, aotCount = q.aotEnd - q.aotPos;
+  // Records: AOT queue index i (position aotBegin + i) sits in record slot
+  // i % 2, its copy completing phase (i / 2) % 2 of that slot's barrier;
+  // the first two are copied now, record i + 2 once task i has run.
+  // `prepared`: the index whose prefetch ran (every thread keeps the same
+  // value).
+  uint32_t prepared = ~0u;
+  bool preparedPrefetched = false;
+  if constexpr (kRecords) {
+    fn.initWorker();
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (uint32_t j = 0; j < min(aotCount, 2u); ++j)
+        fn.preload(aotBegin + j, j % 2);
+  }
+  if (threadIdx.x == 0)
+    firedEvent = kNoId;
   __syncthreads();
   while (true) {
-    if constexpr (Prefetch::kHas) {
-      if (threadIdx.x == 0)
-        nextAot = q.aotPos < q.aotEnd ? t.aotTasks[q.aotPos] : kNoId;
-      __syncthreads();
-      const uint32_t aot = nextAot;
-#ifdef TAWA_MEGA_TRACE_FROM_PREFETCH
-      // Measuring only: a task's recorded start is when the worker began
-      // preparing it (before its prefetch), not when its wait ended.
-      if (threadIdx.x == 0 && s.trace)
-        taskStart = globalTimerNs();
-#endif
-      if (aot != kNoId && aot != prefetched) {
-        const TaskDesc ad = t.tasks[aot];
-        if (Prefetch::prefetch(fn, t, ad, aot, w)) {
-          prefetched = aot;
-          prefetchedDesc = ad;
+    // This worker's position in its AOT queue (thread 0 advances it; the
+    // other threads read it before the barrier after the task, which comes
+    // before thread 0 writes it again).
+    if (threadIdx.x == 0)
+      nextPos = q.aotPos;
+    __syncthreads();
+    const uint32_t i = nextPos - aotBegin;
+    uint32_t waitEvent = kNoId, need = 0, candidate = kNoId;
+    if constexpr (kRecords) {
+      if (i < aotCount) {
+        const auto &r = fn.record(i % 2, (i / 2) % 2);
+        candidate = r.task;
+        waitEvent = r.desc.waitEvent;
+        need = r.need;
+        if (prepared != i) {
+          preparedPrefetched = fn.prefetch(r);
+          prepared = i;
         }
       }
     }
     if (threadIdx.x == 0) {
-      nextTask = q.next(t, s, w);
-#ifndef TAWA_MEGA_TRACE_FROM_PREFETCH
+      if (kRecords && candidate != kNoId && waitEvent == firedEvent) {
+        nextTask = candidate; // this worker's last arrival fired its event
+        ++q.aotPos;
+      } else {
+        nextTask = kRecords && candidate != kNoId
+                       ? q.next(t, s, w, candidate, waitEvent, need)
+                       : q.next(t, s, w);
+      }
       taskStart = s.trace ? globalTimerNs() : 0;
-#endif
     }
     __syncthreads();
     const uint32_t task = nextTask;
     if (task == kNoId)
       break;
-    // The prefetched task's descriptor is in registers already.
-    const TaskDesc d = task == prefetched ? prefetchedDesc : t.tasks[task];
-    if (d.kind != kEmptyTaskKind)
-      Prefetch::run(fn, t, d, task, w, task == prefetched);
-    if (task == prefetched)
-      prefetched = kNoId;
+    const bool aot = kRecords && task == candidate;
+    TaskDesc d{};
+    if constexpr (kRecords) {
+      // One call site (the task functions are inlined into it): an AOT
+      // task's parameters from its record, a just-in-time one's staged by
+      // the functor.
+      using Record =
+          std::remove_reference_t<decltype(fn.record(0u, 0u))>;
+      const decltype(Record::op) *op = nullptr;
+      if (aot) {
+        const Record &r = fn.record(i % 2, (i / 2) % 2);
+        d = r.desc;
+        op = &r.op;
+      } else {
+        d = t.tasks[task];
+      }
+      if (d.kind != kEmptyTaskKind)
+        fn(t, d, task, w, op, aot && preparedPrefetched);
+    } else {
+      d = t.tasks[task];
+      if (d.kind != kEmptyTaskKind)
+        fn(t, d, task, w);
+    }
     // Every thread's writes of the task happen before thread 0's release.
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -295,7 +322,14 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         rec.worker = w;
         fetchAddRelaxed(&rec.runs, 1);
       }
-      arrive(t, s, numSchedulers, w, task, d.triggerEvent);
+      bool completed = false;
+      arrive(t, s, numSchedulers, w, task, d.triggerEvent, completed);
+      firedEvent = completed ? d.triggerEvent : kNoId;
+      // The record two positions on, into the slot this task's record
+      // held: its reads are over (the barrier above).
+      if constexpr (kRecords)
+        if (aot && i + 2 < aotCount)
+          fn.preload(aotBegin + i + 2, i % 2);
     }
   }
 }
