@@ -305,7 +305,7 @@ def matmul_kn_kernel(a_desc, b_desc, c_desc, M, N, K,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                      GROUP_SIZE_M: tl.constexpr):
     """matmul_kernel with B stored K x N, as a row-major weight usually is: C[M, N] = A[M, K] @ B[K, N].
-    B's tile is [BLOCK_K, BLOCK_N], an MN-major wgmma operand (16-bit types only)."""
+    B's tile is [BLOCK_K, BLOCK_N], an MN-major wgmma operand (fp8: transposed in shared memory)."""
     pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -527,6 +527,11 @@ EXAMPLES = {
     # and a descriptor one.
     "gemm_ptr_fp16_128x32": _gemm_pointer("fp16", 128, 32, 64),
     "gemm_kn_bf16_128x16": _gemm_kn("bf16", "bf16", 128, 16, 64),
+    # fp8 with B stored K x N: the producer transposes each B tile to [BLOCK_N, BLOCK_K] (fp8
+    # wgmma reads K-major operands only), here tiles with a 64-byte extent on either side (B tiles
+    # [128, 64] and [64, 128] bytes, the 64-byte swizzle on one side of the transpose).
+    "gemm_kn_fp8_bn64": _gemm_kn("fp8e4nv", "fp16", 128, 64, 128),
+    "gemm_kn_fp8_bk64": _gemm_kn("fp8e4nv", "fp16", 128, 128, 64),
     # D = alpha * A B^T + beta * C: C read by descriptor in the epilogue.
     "gemm_axpby_bf16": _gemm_axpby("bf16", 128, 256, 64),
     "gemm_axpby_bf16_128x128": _gemm_axpby("bf16", 128, 128, 64),

@@ -229,19 +229,23 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
     if (src == rings.end() || dst == rings.end())
       return error(op) << "transpose between unknown buffers";
     ArrayRef<int64_t> shape = transpose.getSrc().getType().getShape();
-    // Both tiles are boxes of 128-byte spans (TMA's form for the source,
-    // the K-major operand form for the destination): the spans
-    // transposeTileB8Sw128 moves.
+    // Both tiles are boxes in the swizzle of their row length (TMA's form
+    // for the source, the K-major operand form for the destination): 32-,
+    // 64- or 128-byte spans. transposeTileB8Sw128 (conflict-free) moves
+    // tiles whose extents are both multiples of 128 bytes, transposeTileB8
+    // the others.
     int64_t eb = elemBytes(transpose.getSrc().getType().getElementType());
     std::optional<SmemSwizzle> srcSwizzle = tileSwizzle(shape[2] * eb),
                                dstSwizzle = tileSwizzle(shape[1] * eb);
-    if (!srcSwizzle || !dstSwizzle || srcSwizzle->spanBytes != 128 ||
-        dstSwizzle->spanBytes != 128)
-      return error(op) << "a stored transpose needs both tile extents to be "
-                          "multiples of 128 bytes, got "
+    if (!srcSwizzle || !dstSwizzle)
+      return error(op) << "a stored transpose needs tile extents of 32 or 64 "
+                          "bytes or multiples of 128 bytes, got "
                        << shape[1] << " x " << shape[2];
+    const bool both128 =
+        srcSwizzle->spanBytes == 128 && dstSwizzle->spanBytes == 128;
     line() << "if (warpInGroup() != 0)\n";
-    line() << "  transposeTileB8Sw128<" << shape[1] << ", " << shape[2] << ">("
+    line() << "  " << (both128 ? "transposeTileB8Sw128" : "transposeTileB8")
+           << "<" << shape[1] << ", " << shape[2] << ">("
            << src->second.name << " + " << lookup(transpose.getSlot()) << " * "
            << src->second.stride << ", " << dst->second.name << " + "
            << lookup(transpose.getSlot()) << " * " << dst->second.stride

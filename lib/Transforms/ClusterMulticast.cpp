@@ -197,11 +197,25 @@ struct ClusterMulticast
     }
 
     // Barriers the producer waits on before it fills a slot: the slot
-    // releases that must be made in both CTAs.
+    // releases that must be made in both CTAs. A barrier that TMA fills (its
+    // phase announced by arrive_expect_tx) is a full barrier even where
+    // producer warps wait on it (those that transpose a staged tile): its
+    // phase completes on the one announcing arrival and the bytes of both
+    // halves, so its count stays.
     Region &producer = ws.getPartitions()[0];
+    auto filledByTma = [](Value bars) {
+      return llvm::any_of(bars.getUsers(), [&](Operation *user) {
+        if (isa<MBarrierExpectTxOp>(user))
+          return true;
+        auto load = dyn_cast<TmaLoadOp>(user);
+        return load && load.getBars() == bars;
+      });
+    };
     llvm::SetVector<Value> emptyBars;
-    producer.walk(
-        [&](MBarrierWaitOp wait) { emptyBars.insert(wait.getBars()); });
+    producer.walk([&](MBarrierWaitOp wait) {
+      if (!filledByTma(wait.getBars()))
+        emptyBars.insert(wait.getBars());
+    });
     SmallVector<MBarrierArriveOp> releases;
     for (Value bars : emptyBars) {
       auto alloc = bars.getDefiningOp<MBarrierAllocOp>();

@@ -15,6 +15,20 @@
 // tawac --cluster=2 runs the pass with `required`; --cluster accepts 1 or 2.
 // RUN: not tawac %shared_ttir/gemm_grouped.ttir --emit=lowered --cluster=2 -o %t.g.mlir 2>&1 | FileCheck %s --check-prefix=GROUPED
 // RUN: not tawac %examples_ttir/gemm_fp16.ttir --emit=lowered --cluster=4 -o %t.x.mlir 2>&1 | FileCheck %s --check-prefix=BADN
+// An fp8 B tile stored K x N is staged by TMA and transposed by producer
+// warps, which wait on the staging ring's full barrier: that barrier keeps
+// its one announcing arrival (doubled, its phase would never complete); only
+// the consumers' empty barrier counts both CTAs' releases.
+// RUN: tawac %examples_ttir/gemm_kn_fp8_bn64.ttir --emit=lowered --pingpong=false -o %t.kn.mlir
+// RUN: tawa-opt %t.kn.mlir -tawa-cluster-multicast=required=true | FileCheck %s --check-prefix=STAGED
+// STAGED: %[[STAGE:.*]] = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<4>
+// STAGED-NEXT: %[[FULL:.*]] = tawa.mbarrier.alloc arrivals(4) : !tawa.mbarriers<4>
+// STAGED-NEXT: %[[EMPTY:.*]] = tawa.mbarrier.alloc arrivals(8) : !tawa.mbarriers<4>
+// STAGED: tawa.mbarrier.wait %[[EMPTY]]
+// STAGED: tawa.tma.load %arg5[{{.*}}] into %{{.*}} arrive %[[STAGE]] multicast if
+// STAGED: tawa.mbarrier.wait %[[STAGE]][{{.*}}], parity %{{.*}} {tawa.transposer}
+// STAGED: tawa.mbarrier.arrive %[[FULL]][{{.*}}] per_warp {tawa.transposer}
+// STAGED: tawa.mbarrier.arrive %[[EMPTY]][{{.*}}] per_warp cluster
 // Releases of the producer's slots are made in both CTAs: twice the
 // arrivals on the empty barriers; the full barriers keep one.
 // CHECK-DAG: %[[FULL:.*]] = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<4>
