@@ -32,6 +32,8 @@ const char *bufferKindName(BufferKind kind) {
     return "state";
   case BufferKind::Output:
     return "output";
+  case BufferKind::StagedWeight:
+    return "staged weight";
   }
   return "?";
 }
@@ -123,6 +125,14 @@ private:
   }
   uint32_t weight(const std::string &name, std::vector<int64_t> shape) {
     return add(name, BufferType::BF16, std::move(shape), BufferKind::Weight);
+  }
+  /// The packed copy of weight `name` ([n, k]) that a linear streams.
+  uint32_t stagedWeight(const std::string &name, int64_t n, int64_t k) {
+    uint32_t id = add(name + "@staged", BufferType::BF16,
+                      {n, stagedWeightCols(static_cast<int32_t>(k))},
+                      BufferKind::StagedWeight);
+    b.buffers[id].source = name;
+    return id;
   }
   /// The buffer of graph tensor `name`; kNoBuffer (and an error) if the
   /// graph has none.
@@ -242,9 +252,9 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
   if (n == "lm_head") {
     p.in = tensor("x." + std::to_string(c.numLayers));
     p.normWeight = weight("model.norm.weight", {H});
-    p.w0 = c.tieWordEmbeddings
-               ? weight("model.embed_tokens.weight", {c.vocabSize, H})
-               : weight("lm_head.weight", {c.vocabSize, H});
+    p.w0 = stagedWeight(c.tieWordEmbeddings ? "model.embed_tokens.weight"
+                                            : "lm_head.weight",
+                        c.vocabSize, H);
     p.out = tensor("logits");
     p.outF32 = 1;
   } else {
@@ -257,27 +267,27 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
     if (what == "qkv") {
       p.in = tensor("x." + std::to_string(l));
       p.normWeight = weight(wp + "input_layernorm.weight", {H});
-      p.w0 = weight(wp + "self_attn.q_proj.weight", {nH * D, H});
-      p.w1 = weight(wp + "self_attn.k_proj.weight", {nKV * D, H});
-      p.w2 = weight(wp + "self_attn.v_proj.weight", {nKV * D, H});
+      p.w0 = stagedWeight(wp + "self_attn.q_proj.weight", nH * D, H);
+      p.w1 = stagedWeight(wp + "self_attn.k_proj.weight", nKV * D, H);
+      p.w2 = stagedWeight(wp + "self_attn.v_proj.weight", nKV * D, H);
       p.seg1 = static_cast<int32_t>(nH * D);
       p.seg2 = static_cast<int32_t>((nH + nKV) * D);
       p.out = tensor(lp + "qkv");
     } else if (what == "o_proj") {
       p.in = tensor(lp + "attn");
-      p.w0 = weight(wp + "self_attn.o_proj.weight", {H, nH * D});
+      p.w0 = stagedWeight(wp + "self_attn.o_proj.weight", H, nH * D);
       p.residual = tensor("x." + std::to_string(l));
       p.out = tensor(lp + "h");
     } else if (what == "gate_up") {
       p.in = tensor(lp + "h");
       p.normWeight = weight(wp + "post_attention_layernorm.weight", {H});
-      p.w0 = weight(wp + "mlp.gate_proj.weight", {I, H});
-      p.w1 = weight(wp + "mlp.up_proj.weight", {I, H});
+      p.w0 = stagedWeight(wp + "mlp.gate_proj.weight", I, H);
+      p.w1 = stagedWeight(wp + "mlp.up_proj.weight", I, H);
       p.paired = 1;
       p.out = tensor(lp + "act");
     } else if (what == "down") {
       p.in = tensor(lp + "act");
-      p.w0 = weight(wp + "mlp.down_proj.weight", {H, I});
+      p.w0 = stagedWeight(wp + "mlp.down_proj.weight", H, I);
       p.residual = tensor(lp + "h");
       p.out = tensor("x." + std::to_string(l + 1));
     } else {
@@ -291,6 +301,16 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
   if (p.k % 8 != 0)
     return fail("operator '" + n + "': K = " + std::to_string(p.k) +
                 " is not a multiple of 8");
+  // A stage is one block of 16 rows of one packed matrix (TaskParams.h).
+  if ((p.tileN % kStageRows != 0 && p.colTiles > 1) ||
+      (p.seg1 % kStageRows != 0 && p.seg1 != p.n) ||
+      (p.seg2 % kStageRows != 0 && p.seg2 != p.n) ||
+      (p.paired && p.n % kStageRows != 0))
+    return fail("operator '" + n + "': the staged weights need tiles, " +
+                (p.paired ? "N" : "the q/k/v segments") + " in multiples of " +
+                std::to_string(kStageRows) + " rows (N = " +
+                std::to_string(p.n) + ", tile_n = " + std::to_string(p.tileN) +
+                ")");
   if (linearChunk(p.tileM, p.tileN * (p.paired ? 2 : 1), p.k) == 0)
     return fail("operator '" + n + "': a " + std::to_string(p.tileM) + " x " +
                 std::to_string(p.tileN) + " tile does not fit shared memory");

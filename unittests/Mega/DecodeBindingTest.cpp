@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 
 using namespace tawa::mega;
 
@@ -42,10 +45,19 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
   DecodeBinding b = bind(c, o, g);
   ASSERT_EQ(b.params.size(), g.ops.size());
   std::set<std::string> names;
-  size_t weights = 0, tensors = 0;
+  size_t weights = 0, staged = 0, tensors = 0;
   for (const BufferDesc &d : b.buffers) {
     EXPECT_TRUE(names.insert(d.name).second) << d.name << " twice";
     weights += d.kind == BufferKind::Weight;
+    if (d.kind == BufferKind::StagedWeight) {
+      // The packed copy of a weight that is not bound to the kernel itself
+      // ([N, K] with K a multiple of 32 here: the same shape).
+      ++staged;
+      EXPECT_EQ(d.name, d.source + "@staged");
+      EXPECT_EQ(b.find(d.source), kNoBuffer) << d.source;
+      EXPECT_EQ(d.shape.size(), 2u);
+      EXPECT_EQ(d.shape[1] % 32, 0) << d.name;
+    }
     tensors += d.tensor >= 0;
     if (d.tensor >= 0 && d.kind != BufferKind::State) {
       EXPECT_EQ(d.shape, g.tensors[d.tensor].shape) << d.name;
@@ -58,10 +70,12 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
     }
   }
   EXPECT_EQ(tensors, g.tensors.size());
-  // Per layer: 2 norms, q/k/v/o, q/k norms, gate/up/down; plus embedding,
-  // final norm and the untied LM head.
-  EXPECT_EQ(weights, size_t(c.numLayers) * 11 + 3);
-  EXPECT_NE(b.find("lm_head.weight"), kNoBuffer);
+  // Per layer: 2 norms and q/k norms read as they are; q/k/v/o and
+  // gate/up/down staged; plus embedding and final norm, and the untied LM
+  // head staged.
+  EXPECT_EQ(weights, size_t(c.numLayers) * 4 + 2);
+  EXPECT_EQ(staged, size_t(c.numLayers) * 7 + 1);
+  EXPECT_NE(b.find("lm_head.weight@staged"), kNoBuffer);
   EXPECT_EQ(b.buffers[b.tokens].type, BufferType::I32);
   EXPECT_EQ(b.buffers[b.positions].kind, BufferKind::Input);
   EXPECT_EQ(b.buffers[b.positions].shape, std::vector<int64_t>{4});
@@ -71,7 +85,8 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
   EXPECT_EQ(b.buffers[b.blockTable].kind, BufferKind::Input);
   EXPECT_EQ(b.buffers[b.blockTable].type, BufferType::I32);
   EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{4, 16}));
-  EXPECT_EQ(b.buffers[b.find("model.layers.35.mlp.down_proj.weight")].shape,
+  EXPECT_EQ(b.buffers[b.find("model.layers.35.mlp.down_proj.weight@staged")]
+                .shape,
             (std::vector<int64_t>{4096, 12288}));
 }
 
@@ -83,9 +98,9 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   int i = 0;
   opNamed(g, "l5.qkv", i);
   auto p = paramsAs<LinearParams>(b.params[i]);
-  EXPECT_EQ(b.buffers[p.w0].name, "model.layers.5.self_attn.q_proj.weight");
-  EXPECT_EQ(b.buffers[p.w1].name, "model.layers.5.self_attn.k_proj.weight");
-  EXPECT_EQ(b.buffers[p.w2].name, "model.layers.5.self_attn.v_proj.weight");
+  EXPECT_EQ(b.buffers[p.w0].source, "model.layers.5.self_attn.q_proj.weight");
+  EXPECT_EQ(b.buffers[p.w1].source, "model.layers.5.self_attn.k_proj.weight");
+  EXPECT_EQ(b.buffers[p.w2].source, "model.layers.5.self_attn.v_proj.weight");
   EXPECT_EQ(p.seg1, 16 * 128);
   EXPECT_EQ(p.seg2, (16 + 8) * 128);
   EXPECT_EQ(p.n, (16 + 2 * 8) * 128);
@@ -99,7 +114,7 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   opNamed(g, "l5.gate_up", i);
   p = paramsAs<LinearParams>(b.params[i]);
   EXPECT_EQ(p.paired, 1);
-  EXPECT_EQ(b.buffers[p.w1].name, "model.layers.5.mlp.up_proj.weight");
+  EXPECT_EQ(b.buffers[p.w1].source, "model.layers.5.mlp.up_proj.weight");
   // SiLU·mul is the tile's epilogue: it writes the down projection's input.
   EXPECT_EQ(b.buffers[p.out].name, "l5.act");
 
@@ -108,10 +123,13 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   EXPECT_EQ(b.buffers[p.residual].name, "l5.h");
   EXPECT_EQ(b.buffers[p.out].name, "x.6");
 
-  // Tied: the LM head reads the embedding table, as float logits.
+  // Tied: the LM head reads the embedding table (packed; the embedding
+  // task reads it as it is), as float logits.
   opNamed(g, "lm_head", i);
   p = paramsAs<LinearParams>(b.params[i]);
-  EXPECT_EQ(b.buffers[p.w0].name, "model.embed_tokens.weight");
+  EXPECT_EQ(b.buffers[p.w0].source, "model.embed_tokens.weight");
+  EXPECT_EQ(b.buffers[p.w0].kind, BufferKind::StagedWeight);
+  EXPECT_NE(b.find("model.embed_tokens.weight"), kNoBuffer);
   EXPECT_EQ(p.outF32, 1);
   EXPECT_EQ(b.find("lm_head.weight"), kNoBuffer);
 }
@@ -256,3 +274,56 @@ TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {
 }
 
 } // namespace
+
+// The staged weight layout (TaskParams.h): K is cut into pieces of
+// kPieceUnits 32-element units (the last shorter) summing to K rounded up to
+// 32; the packing is a permutation of the [N, Kp] elements; each piece of a
+// block is contiguous, its rows one piece apart, an odd row's halves of each
+// 64 columns swapped where the piece is a multiple of 64 columns.
+TEST(StagedWeights, PiecesAndLayout) {
+  for (int32_t k : {8, 32, 64, 96, 256, 288, 688, 1000, 1024, 2048, 3072,
+                    4096, 12288}) {
+    const WeightPieces wp = weightPieces(k);
+    const int32_t units = (k + 31) / 32;
+    EXPECT_EQ(wp.count, (units + kPieceUnits - 1) / kPieceUnits) << k;
+    EXPECT_EQ(wp.start(wp.count), units) << k;
+    for (int32_t j = 0; j < wp.count; ++j) {
+      EXPECT_GE(wp.length(j), 1) << k;
+      EXPECT_EQ(wp.length(j), j + 1 < wp.count ? kPieceUnits
+                                               : units - j * kPieceUnits)
+          << k;
+      EXPECT_EQ(wp.start(j + 1) - wp.start(j), wp.length(j)) << k;
+    }
+  }
+  for (auto [n, k] : std::vector<std::pair<int64_t, int32_t>>{
+           {48, 256}, {40, 688}, {1000, 96}, {16, 1024}, {7, 4096}, {33, 288}}) {
+    const int64_t cols = stagedWeightCols(k);
+    std::vector<int> hits(size_t(n * cols), 0);
+    for (int64_t r = 0; r < n; ++r)
+      for (int32_t col = 0; col < cols; ++col) {
+        const int64_t at = stagedWeightOffset(r, col, n, k);
+        ASSERT_GE(at, 0);
+        ASSERT_LT(at, n * cols);
+        ++hits[size_t(at)];
+      }
+    EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), n * cols)
+        << n << " x " << k;
+    const WeightPieces wp = weightPieces(k);
+    for (int64_t b = 0; b * kStageRows < n; ++b) {
+      const int64_t rows = std::min<int64_t>(kStageRows, n - b * kStageRows);
+      for (int32_t j = 0; j < wp.count; ++j)
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t row0 = b * kStageRows * cols + rows * 32 * wp.start(j) +
+                               r * 32 * wp.length(j);
+          const bool swapped = wp.length(j) % 2 == 0 && r % 2 == 1;
+          EXPECT_EQ(stagedWeightOffset(b * kStageRows + r, wp.start(j) * 32,
+                                       n, k),
+                    row0 + (swapped ? 32 : 0));
+          if (wp.length(j) >= 2) // column 40 of the piece: 8 when swapped
+            EXPECT_EQ(stagedWeightOffset(b * kStageRows + r,
+                                         wp.start(j) * 32 + 40, n, k),
+                      row0 + (swapped ? 8 : 40));
+        }
+    }
+  }
+}

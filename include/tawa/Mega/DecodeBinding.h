@@ -30,6 +30,10 @@ enum class BufferKind {
   Activation, ///< written and read within a step
   State,      ///< carried across steps (the KV cache)
   Output,     ///< read by the host after a step (logits, next tokens)
+  /// A linear weight in the staged layout (TaskParams.h): the host packs
+  /// weight `source` [N, K] into it (tawa_mega_pack_weight) once; its shape
+  /// is [N, stagedWeightCols(K)].
+  StagedWeight,
 };
 
 const char *bufferKindName(BufferKind kind);
@@ -44,6 +48,8 @@ struct BufferDesc {
   /// `block_table`. A KV cache holds its graph tensor (logical [B, kvHeads,
   /// maxSeq, D]) as a page pool [pages, kvHeads, pageSize, D].
   int tensor = -1;
+  /// StagedWeight: the name of the weight it is packed from.
+  std::string source;
   int64_t elements() const;
 };
 

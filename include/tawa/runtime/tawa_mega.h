@@ -44,12 +44,23 @@ int tawa_mega_create(const char *config_json, int batch, int max_seq,
 void tawa_mega_destroy(tawa_mega_decoder *d);
 
 /* Buffers, in the order of the binding. type: 0 bf16, 1 f32, 2 i32;
- * kind: 0 weight, 1 input, 2 activation, 3 state, 4 output. `shape` has room
- * for 8 dimensions. */
+ * kind: 0 weight, 1 input, 2 activation, 3 state, 4 output, 5 staged weight
+ * (a linear's weight in the layout it streams: bind it to the output of
+ * tawa_mega_pack_weight for weight tawa_mega_buffer_source). `shape` has
+ * room for 8 dimensions. */
 int tawa_mega_num_buffers(const tawa_mega_decoder *d);
 const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index);
 int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
                           int *kind, int *ndim, int64_t *shape);
+/* A staged weight's source weight (its Hugging Face key); NULL otherwise. */
+const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index);
+
+/* Packs the bf16 weight `src` ([n, k], row-major) into `dst` ([n,
+ * k rounded up to 32]) in the staged layout, on `stream` (asynchronous). The
+ * layout depends on n and k alone, so one packed copy serves every batch
+ * size's step. */
+int tawa_mega_pack_weight(const void *src, void *dst, int64_t n, int32_t k,
+                          void *stream);
 
 /* Binds buffer `index` to device memory at `ptr` (16-byte aligned, holding
  * the buffer's elements contiguously). */

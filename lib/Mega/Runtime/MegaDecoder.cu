@@ -45,6 +45,20 @@ bool cudaOk(cudaError_t e, const char *what) {
   return false;
 }
 
+/// The staged layout of an [n, k] bf16 weight (TaskParams.h): one thread
+/// per element of the packed copy, zeros in the columns past k.
+__global__ void packStagedWeight(const uint16_t *src, uint16_t *dst, int64_t n,
+                                 int32_t k) {
+  const int64_t cols = stagedWeightCols(k);
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       e < n * cols; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = e / cols;
+    const int32_t col = int32_t(e % cols);
+    dst[stagedWeightOffset(row, col, n, k)] =
+        col < k ? src[row * k + col] : uint16_t(0);
+  }
+}
+
 } // namespace
 
 struct tawa_mega_decoder {
@@ -179,6 +193,28 @@ int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
   for (size_t i = 0; i < b.shape.size(); ++i)
     shape[i] = b.shape[i];
   return 0;
+}
+
+const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index) {
+  if (index < 0 || index >= tawa_mega_num_buffers(d) ||
+      d->binding.buffers[index].kind != BufferKind::StagedWeight)
+    return nullptr;
+  return d->binding.buffers[index].source.c_str();
+}
+
+int tawa_mega_pack_weight(const void *src, void *dst, int64_t n, int32_t k,
+                          void *streamPtr) {
+  if (!src || !dst || n <= 0 || k <= 0)
+    return failWith("tawa_mega_pack_weight: null buffer or empty shape");
+  const int64_t cols = stagedWeightCols(k);
+  const int64_t total = n * cols;
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads,
+                                           int64_t(1) << 20);
+  packStagedWeight<<<unsigned(blocks), threads, 0,
+                     static_cast<cudaStream_t>(streamPtr)>>>(
+      static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), n, k);
+  return cudaOk(cudaGetLastError(), "packing a staged weight") ? 0 : 1;
 }
 
 int tawa_mega_bind(tawa_mega_decoder *d, int index, void *ptr) {

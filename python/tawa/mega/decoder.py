@@ -24,7 +24,7 @@ from .build import MegaError, build_library
 from .reference import ModelShape, ReferenceDecoder
 
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
-_KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output'}
+_KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output', 5: 'staged'}
 _lib = None
 
 
@@ -43,6 +43,10 @@ def _library():
         lib.tawa_mega_buffer_info.argtypes = [c.c_void_p, c.c_int, c.POINTER(c.c_int),
                                               c.POINTER(c.c_int), c.POINTER(c.c_int),
                                               c.POINTER(c.c_int64)]
+        lib.tawa_mega_buffer_source.argtypes = [c.c_void_p, c.c_int]
+        lib.tawa_mega_buffer_source.restype = c.c_char_p
+        lib.tawa_mega_pack_weight.argtypes = [c.c_void_p, c.c_void_p, c.c_int64, c.c_int32,
+                                              c.c_void_p]
         lib.tawa_mega_bind.argtypes = [c.c_void_p, c.c_int, c.c_void_p]
         lib.tawa_mega_step.argtypes = [c.c_void_p, c.c_void_p, c.c_double]
         lib.tawa_mega_check.argtypes = [c.c_void_p]
@@ -65,6 +69,23 @@ def _check(rc):
         raise MegaError(_library().tawa_mega_last_error().decode())
 
 
+def pack_weight(weight):
+    """The staged layout of a bf16 CUDA weight [N, K] (include/tawa/Mega/
+    TaskParams.h): what a linear task streams, one bulk copy a stage. Returns
+    a new [N, K rounded up to 32] tensor."""
+    if weight.dim() != 2 or weight.dtype != torch.bfloat16 or not weight.is_cuda:
+        raise MegaError(f'pack_weight: expected a 2-D bf16 CUDA tensor, got {weight.dtype} '
+                        f'{tuple(weight.shape)} on {weight.device}')
+    weight = weight.contiguous()
+    n, k = weight.shape
+    out = torch.empty((n, (k + 31) // 32 * 32), dtype=torch.bfloat16, device=weight.device)
+    stream = torch.cuda.current_stream(weight.device)
+    _check(_library().tawa_mega_pack_weight(ctypes.c_void_p(weight.data_ptr()),
+                                            ctypes.c_void_p(out.data_ptr()), n, k,
+                                            ctypes.c_void_p(stream.cuda_stream)))
+    return out
+
+
 class StepKernel:
     """One planned decode step for a fixed batch: its buffers and its launch."""
 
@@ -78,6 +99,7 @@ class StepKernel:
         self.batch = batch
         self.summary = lib.tawa_mega_summary(handle).decode()
         self.buffers = {}  # name -> (index, dtype, kind, shape)
+        self.sources = {}  # staged weight -> the weight it is packed from
         t, k, nd = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         shape = (ctypes.c_int64 * 8)()
         for i in range(lib.tawa_mega_num_buffers(handle)):
@@ -86,6 +108,8 @@ class StepKernel:
             name = lib.tawa_mega_buffer_name(handle, i).decode()
             self.buffers[name] = (i, _TYPES[t.value], _KINDS[k.value],
                                   tuple(shape[j] for j in range(nd.value)))
+            if _KINDS[k.value] == 'staged':
+                self.sources[name] = lib.tawa_mega_buffer_source(handle, i).decode()
         self._bound = {}
 
     def __del__(self):
@@ -172,6 +196,7 @@ class MegaModel:
         self.scheduler_ctas = scheduler_ctas
         self.trace = trace
         self._steps = {}
+        self._staged = {}  # staged weight name -> its packed copy
         self._host_lengths = [0] * max_batch
 
     def step_kernel(self, batch):
@@ -186,6 +211,11 @@ class MegaModel:
         for name, (_, dtype, kind, shape) in k.buffers.items():
             if kind == 'weight':
                 k.bind(name, self.weights[name])
+            elif kind == 'staged':
+                # One packed copy per weight, shared by every batch size.
+                if name not in self._staged:
+                    self._staged[name] = pack_weight(self.weights[k.sources[name]])
+                k.bind(name, self._staged[name])
             elif kind == 'state':
                 layer, which = name[1:].split('.', 1)
                 cache = (ref.k_cache if which == 'k_cache' else ref.v_cache)[int(layer)]

@@ -5,7 +5,9 @@
 // a ring of two shared-memory slots that one lane fills with bulk copies
 // (cp.async.bulk, completing on the slot's mbarrier) while the warp
 // multiplies the other slot's weight rows with the (normalized) input rows,
-// which sit in shared memory. Numerics follow the bf16
+// which sit in shared memory. The weights are read from their packed copies
+// (TaskParams.h, "staged weight layout"), where a stage is contiguous: one
+// bulk copy a stage. Numerics follow the bf16
 // reference: the normalized input is rounded to bf16 before the weight
 // multiplies it, products accumulate in float, the result is rounded to bf16
 // before the residual is added. The gate/up tile ("paired": it reads the gate
@@ -26,20 +28,23 @@ struct LinearTile {
   int col0, cols; ///< output columns of the tile
   int vcols;      ///< weight rows it reads: cols, or 2 cols when paired
 
-  /// Weight row of virtual column v (gate rows, then up rows, when paired).
-  __device__ const bf16 *weightRow(int v) const {
+  /// The packed weight block of virtual columns [v0, v0 + 16) (v0 a
+  /// multiple of 16; gate rows, then up rows, when paired). The binding
+  /// keeps every block inside one matrix: tiles, segments and, when paired,
+  /// N are multiples of 16 (DecodeBinding.cpp).
+  __device__ const bf16 *stagedBlock(int v0) const {
+    uint32_t w = p.w0;
+    int c = col0 + v0;
     if (p.paired) {
-      int half = v >= cols;
-      int c = col0 + v - half * cols;
-      return bufferAt<const bf16>(buffers, half ? p.w1 : p.w0) +
-             size_t(c) * p.k;
+      if (v0 >= cols)
+        w = p.w1, c -= cols;
+    } else if (c >= p.seg2) {
+      w = p.w2, c -= p.seg2;
+    } else if (c >= p.seg1) {
+      w = p.w1, c -= p.seg1;
     }
-    int c = col0 + v;
-    if (c < p.seg1)
-      return bufferAt<const bf16>(buffers, p.w0) + size_t(c) * p.k;
-    if (c < p.seg2)
-      return bufferAt<const bf16>(buffers, p.w1) + size_t(c - p.seg1) * p.k;
-    return bufferAt<const bf16>(buffers, p.w2) + size_t(c - p.seg2) * p.k;
+    return bufferAt<const bf16>(buffers, w) +
+           size_t(c) * tawa::mega::stagedWeightCols(p.k);
   }
 
   /// Stores the float sum of tile row r, virtual column v. Paired, `up` is
@@ -67,61 +72,69 @@ struct LinearTile {
   }
 };
 
-/// Weight rows of a stage: the M of the tensor-core product.
-constexpr int kStageRows = 16;
+using tawa::mega::kPieceUnits;
+using tawa::mega::kStageRows;
+using tawa::mega::WeightPieces;
 
-/// How a K pass of a tile is cut into ring stages: the weight rows form
-/// blocks of 16 (the last may be short), K is cut into `pieces` of
-/// `pieceElems` (a multiple of 32); stage i is piece i % pieces of block
-/// i / pieces. A stage's rows sit `pitch` elements apart in its slot: a
-/// pitch of 32 mod 64 elements puts rows g and g + 1 in opposite halves of
-/// the banks, so the 16-byte operand loads of one 8-lane phase do not
-/// conflict.
-struct StagePlan {
-  int blocks, pieces, pieceElems, pitch, count;
+/// One K pass of a tile: pieces [j0, j1) of the weights' cut (as many as
+/// the pass's input rows may hold, kc elements), staged `perStage` pieces at
+/// a time — two where a slot holds two whole pieces (tiles of up to 8
+/// rows), else one. Stage i is stage i % stagesPerBlock of weight
+/// block i / stagesPerBlock; in its slot, each of its pieces is [block
+/// rows][piece], as in global memory.
+struct PassPlan {
+  WeightPieces wp;
+  int j0, j1, perStage, stagesPerBlock, count;
+  int k0, klen; ///< the pass's K range, in elements
 
-  __device__ StagePlan(int vcols, int klen, int slotBytes) {
-    blocks = (vcols + kStageRows - 1) / kStageRows;
-    const int maxPiece = (slotBytes / (kStageRows * 2) - 32) / 32 * 32;
-    const int k32 = (klen + 31) / 32 * 32;
-    pieces = (k32 + maxPiece - 1) / maxPiece;
-    pieceElems = ((k32 + pieces - 1) / pieces + 31) / 32 * 32;
-    pitch = pieceElems % 64 == 0 ? pieceElems + 32 : pieceElems;
-    count = blocks * pieces;
+  __device__ PassPlan(const WeightPieces &pieces, int first, int kc, int k,
+                      int vcols, int slotBytes)
+      : wp(pieces), j0(first), j1(first + 1) {
+    while (j1 < wp.count &&
+           min(wp.start(j1 + 1) * 32, k) - wp.start(j0) * 32 <= kc)
+      ++j1;
+    k0 = wp.start(j0) * 32;
+    klen = min(wp.start(j1) * 32, k) - k0;
+    perStage = slotBytes / (kStageRows * 2) >= 2 * kPieceUnits * 32 ? 2 : 1;
+    stagesPerBlock = (j1 - j0 + perStage - 1) / perStage;
+    count = (vcols + kStageRows - 1) / kStageRows * stagesPerBlock;
+  }
+  /// The first piece of stage i and the one after its last.
+  __device__ int firstPiece(int i) const {
+    return j0 + (i % stagesPerBlock) * perStage;
+  }
+  __device__ int endPiece(int i) const {
+    return min(firstPiece(i) + perStage, j1);
   }
 };
 
-/// One warp: the bulk copies of stage `i` into `slot`, completing on `bar`
-/// (lane 0 arms the barrier, lane r copies weight row r of the block).
-__device__ inline void issueStage(const LinearTile &t, const StagePlan &sp,
-                                  int i, int k0, int klen, bf16 *slot,
-                                  MBarrier *bar) {
-  const int lane = threadIdx.x % 32;
-  const int v0 = (i / sp.pieces) * kStageRows;
+/// One warp: stage `i` into `slot`, completing on `bar` — one bulk copy by
+/// lane 0 (the stage's pieces are contiguous in the packed weight).
+__device__ inline void issueStage(const LinearTile &t, const PassPlan &pp,
+                                  int i, bf16 *slot, MBarrier *bar) {
+  if (threadIdx.x % 32 != 0)
+    return;
+  const int v0 = (i / pp.stagesPerBlock) * kStageRows;
   const int nr = min(kStageRows, t.vcols - v0);
-  const int ks = (i % sp.pieces) * sp.pieceElems;
-  const int kl = min(sp.pieceElems, klen - ks);
-  if (lane == 0)
-    mbarrierArriveExpectTx(bar, uint32_t(nr * kl * 2));
-  __syncwarp();
+  const int ja = pp.firstPiece(i), jb = pp.endPiece(i);
+  const uint32_t bytes =
+      uint32_t(nr * 32 * (pp.wp.start(jb) - pp.wp.start(ja)) * 2);
+  mbarrierArriveExpectTx(bar, bytes);
   // Each weight is read once per step: first out of L2.
-  if (lane < nr)
-    bulkLoad(slot + lane * sp.pitch, t.weightRow(v0 + lane) + k0 + ks,
-             uint32_t(kl * 2), bar, l2EvictFirstPolicy());
+  bulkLoad(slot, t.stagedBlock(v0) + nr * 32 * pp.wp.start(ja), bytes, bar,
+           l2EvictFirstPolicy());
 }
 
 /// Each warp: the first stages of a K pass, one per ring slot.
-__device__ inline void issueFirstStages(const LinearTile &t, int k0, int klen,
+__device__ inline void issueFirstStages(const LinearTile &t, const PassPlan &pp,
                                         bf16 *ring, int slotBytes,
                                         MBarrier *bars) {
   const int warp = threadIdx.x / 32;
-  const StagePlan sp(t.vcols, klen, slotBytes);
   const int slotElems = slotBytes / 2;
   for (int m = 0; m < kLinearSlots; ++m) {
     const int i = warp + m * kTaskWarps;
-    if (i < sp.count)
-      issueStage(t, sp, i, k0, klen,
-                 ring + (warp * kLinearSlots + m) * slotElems,
+    if (i < pp.count)
+      issueStage(t, pp, i, ring + (warp * kLinearSlots + m) * slotElems,
                  bars + warp * kLinearSlots + m);
   }
 }
@@ -131,24 +144,57 @@ __device__ __forceinline__ uint4 loadOrZero(const bf16 *p, bool in) {
   return in ? *reinterpret_cast<const uint4 *>(p) : make_uint4(0, 0, 0, 0);
 }
 
-/// One K pass [k0, k0 + klen) of the tile on the tensor cores: warp w takes
+/// U 32-element steps of the products of one piece, from column c of the
+/// piece (lane (g, t): weight rows g and g + 8 at wLo / wHi, input rows
+/// at xk, ldx apart; column c of a weight row at c ^ sw, stagedSwap).
+/// Guarded: elements at or past kl read as zeros.
+template <int NB, int U, bool Guarded>
+__device__ __forceinline__ void linearSteps(float (&acc)[2][NB][4],
+                                            const bf16 *wLo, const bf16 *wHi,
+                                            const bf16 *xk, int ldx, int c,
+                                            int kl, int sw, int tq, bool lo,
+                                            bool hi,
+                                            const bool (&xin)[NB]) {
+  uint4 a[U][2], b[U][NB];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int kk = c + 32 * u + tq * 8;
+    const bool in = !Guarded || kk < kl;
+    a[u][0] = loadOrZero(wLo + (kk ^ sw), in && lo);
+    a[u][1] = loadOrZero(wHi + (kk ^ sw), in && hi);
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+      b[u][nb] = loadOrZero(xk + nb * 8 * ldx + kk, in && xin[nb]);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].x, a[u][1].x, a[u][0].y,
+                      a[u][1].y, b[u][nb].x, b[u][nb].y);
+      mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].z, a[u][1].z, a[u][0].w,
+                      a[u][1].w, b[u][nb].z, b[u][nb].w);
+    }
+}
+
+/// One K pass (PassPlan) of the tile on the tensor cores: warp w takes
 /// stages w, w + warps, ...; a stage's 16 weight rows times the tile's
 /// input rows (NB blocks of 8) is a run of m16n8k16 products. K is
 /// permuted the same way in both operands, which a dot product allows: lane
 /// (g, t) loads 8 consecutive elements of weight rows g and g + 8 and of
 /// input row g, and its first product takes elements 0–3, its second 4–7,
 /// so every operand is one 16-byte load and no ldmatrix is needed. U such
-/// 32-element steps are in flight, into two accumulators. A warp's sums
-/// go to the float accumulator accS[row][vcol] (atomically: a block's
-/// pieces may be on several warps) when its stages move to another block.
-/// `parity` holds the warp's slot phases across passes.
+/// 32-element steps are in flight, into two accumulators, then single
+/// steps for the rest of a piece. A warp's sums go to the float accumulator
+/// accS[row][vcol] (atomically: a block's stages may be on several warps)
+/// when its stages move to another block. `parity` holds the warp's slot
+/// phases across passes.
 template <int NB, int U>
-__device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
-                             int k0, int klen, float *accS, bf16 *ring,
+__device__ void linearStream(const LinearTile &t, const PassPlan &pp,
+                             const bf16 *xs, int ldx, float *accS, bf16 *ring,
                              int slotBytes, MBarrier *bars, uint32_t &parity) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, tq = lane % 4;
-  const StagePlan sp(t.vcols, klen, slotBytes);
   const int slotElems = slotBytes / 2;
   bf16 *mySlots = ring + warp * kLinearSlots * slotElems;
   MBarrier *myBars = bars + warp * kLinearSlots;
@@ -184,11 +230,11 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
   // (issueFirstStages).
   for (int m = 0;; ++m) {
     const int i = warp + m * kTaskWarps;
-    if (i >= sp.count)
+    if (i >= pp.count)
       break;
     TAWA_MEGA_STREAM_MARK(0);
     const int s = m % kLinearSlots;
-    const int block = i / sp.pieces;
+    const int block = i / pp.stagesPerBlock;
     if (block != held) {
       if (held >= 0) {
         flush(held);
@@ -197,44 +243,34 @@ __device__ void linearStream(const LinearTile &t, const bf16 *xs, int ldx,
       held = block;
     }
     const int nr = min(kStageRows, t.vcols - block * kStageRows);
-    const int ks = (i % sp.pieces) * sp.pieceElems;
-    const int kl = min(sp.pieceElems, klen - ks);
-    const bf16 *w = mySlots + s * slotElems;
-    const bf16 *wLo = w + g * sp.pitch, *wHi = w + (g + 8) * sp.pitch;
     const bool lo = g < nr, hi = g + 8 < nr;
+    const bf16 *w = mySlots + s * slotElems;
     mbarrierWait(myBars + s, (parity >> s) & 1);
     parity ^= 1u << s;
     TAWA_MEGA_STREAM_MARK(1);
-    // The trip count is the warp's: mma.sync needs every lane.
-    for (int c = 0; c < kl; c += 32 * U) {
-      uint4 a[U][2], b[U][NB];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int kk = c + 32 * u + tq * 8;
-        const bool in = kk < kl;
-        a[u][0] = loadOrZero(wLo + kk, in && lo);
-        a[u][1] = loadOrZero(wHi + kk, in && hi);
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb)
-          b[u][nb] = loadOrZero(xs + (nb * 8 + g) * ldx + ks + kk,
-                                in && xin[nb]);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].x, a[u][1].x, a[u][0].y,
-                          a[u][1].y, b[u][nb].x, b[u][nb].y);
-          mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].z, a[u][1].z, a[u][0].w,
-                          a[u][1].w, b[u][nb].z, b[u][nb].w);
-        }
+    for (int j = pp.firstPiece(i), je = pp.endPiece(i); j < je; ++j) {
+      const int units = pp.wp.length(j), pitch = 32 * units;
+      const int sw = tawa::mega::stagedSwap(units, g);
+      const int ks = 32 * pp.wp.start(j) - pp.k0; // in the pass
+      const int kl = min(pitch, pp.klen - ks);
+      const bf16 *wLo = w + g * pitch, *wHi = w + (g + 8) * pitch;
+      const bf16 *xk = xs + g * ldx + ks;
+      // The trip counts are the warp's: mma.sync needs every lane.
+      int c = 0;
+      for (; c + 32 * U <= kl; c += 32 * U)
+        linearSteps<NB, U, false>(acc, wLo, wHi, xk, ldx, c, kl, sw, tq, lo,
+                                  hi, xin);
+      for (; c < kl; c += 32)
+        linearSteps<NB, 1, true>(acc, wLo, wHi, xk, ldx, c, kl, sw, tq, lo,
+                                 hi, xin);
+      w += nr * pitch;
     }
     // Every lane has read the slot before it is refilled.
     __syncwarp();
     TAWA_MEGA_STREAM_MARK(2);
     const int next = i + kLinearSlots * kTaskWarps;
-    if (next < sp.count)
-      issueStage(t, sp, next, k0, klen, mySlots + s * slotElems, myBars + s);
+    if (next < pp.count)
+      issueStage(t, pp, next, mySlots + s * slotElems, myBars + s);
     TAWA_MEGA_STREAM_MARK(3);
   }
   if (held >= 0)
@@ -273,7 +309,8 @@ struct LinearSmem {
     inBar = &taskBarriers().input;
     ring = reinterpret_cast<bf16 *>(smem +
                                     tawa::mega::taskLowSmemBytes(p.ringBytes));
-    // A slot holds 16 weight rows of a piece of K, padded (StagePlan).
+    // A slot holds a stage: 16 weight rows of one or two pieces of K
+    // (PassPlan).
     slotBytes = p.ringBytes / (kTaskWarps * kLinearSlots) / 128 * 128;
   }
 };
@@ -284,7 +321,9 @@ struct LinearSmem {
 /// the copies are in flight while it waits for the inputs (and runs
 /// just-in-time tasks, which keep below the ring).
 __device__ inline void issueFirstPassStages(const LinearSmem &m) {
-  issueFirstStages(m.t, 0, min(m.kc, m.t.p.k), m.ring, m.slotBytes, m.bars);
+  const PassPlan pp(tawa::mega::weightPieces(m.t.p.k), 0, m.kc, m.t.p.k,
+                    m.t.vcols, m.slotBytes);
+  issueFirstStages(m.t, pp, m.ring, m.slotBytes, m.bars);
 }
 __device__ inline void linearPrefetch(const LinearParams &p,
                                       void *const *buffers, uint32_t tile) {
@@ -364,8 +403,12 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   TaskBarriers &tb = taskBarriers();
   uint32_t parity = tb.ringPhase[warp];
   const uint32_t inPhase0 = tb.inputPhase;
-  for (int k0 = 0, pass = 0; k0 < p.k; k0 += kc, ++pass) {
-    const int klen = min(kc, p.k - k0);
+  const WeightPieces pieces = tawa::mega::weightPieces(p.k);
+  int pass = 0;
+  for (int j0 = 0; j0 < pieces.count; ++pass) {
+    const PassPlan pp(pieces, j0, kc, p.k, t.vcols, slotBytes);
+    j0 = pp.j1;
+    const int k0 = pp.k0, klen = pp.klen;
     const int vecs = klen / 8;
     // Row scales, barriers and the accumulator are ready; the previous
     // pass's input rows are consumed.
@@ -383,8 +426,8 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       if (stageNorm)
         bulkLoad(nwS, nw + k0, uint32_t(klen * 2), inBar);
     }
-    if (k0 > 0)
-      issueFirstStages(t, k0, klen, ring, slotBytes, bars);
+    if (pass > 0)
+      issueFirstStages(t, pp, ring, slotBytes, bars);
     mbarrierWait(inBar, (inPhase0 + pass) & 1);
     TAWA_MEGA_TASK_STAMP(1);
     if (norm) {
@@ -415,16 +458,16 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     }
     TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
-      linearStream<1, 4>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
+      linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
                          parity);
     else if (t.rows <= 16)
-      linearStream<2, 4>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
+      linearStream<2, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
                          parity);
     else if (t.rows <= 32)
-      linearStream<4, 2>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
+      linearStream<4, 2>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
                          parity);
     else
-      linearStream<8, 1>(t, xs, ldx, k0, klen, accS, ring, slotBytes, bars,
+      linearStream<8, 1>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
                          parity);
   }
   __syncthreads();
@@ -442,7 +485,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   if (lane == 0)
     tb.ringPhase[warp] = parity;
   if (threadIdx.x == 0)
-    tb.inputPhase = (inPhase0 + (p.k + kc - 1) / kc) & 1;
+    tb.inputPhase = (inPhase0 + pass) & 1;
 }
 
 } // namespace tawa::device::mega
