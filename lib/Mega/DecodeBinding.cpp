@@ -126,12 +126,24 @@ private:
   uint32_t weight(const std::string &name, std::vector<int64_t> shape) {
     return add(name, BufferType::BF16, std::move(shape), BufferKind::Weight);
   }
-  /// The packed copy of weight `name` ([n, k]) that a linear streams.
-  uint32_t stagedWeight(const std::string &name, int64_t n, int64_t k) {
+  /// The packed copy of weight `name` ([n, k]) that a linear streams, its
+  /// columns multiplied by weight `scale` ([k]; "" for none). kNoBuffer
+  /// (and an error) if another linear already packs `name` differently.
+  uint32_t stagedWeight(const std::string &name, int64_t n, int64_t k,
+                        const std::string &scale = "") {
+    if (!scale.empty())
+      weight(scale, {k});
+    const size_t before = b.buffers.size();
     uint32_t id = add(name + "@staged", BufferType::BF16,
                       {n, stagedWeightCols(static_cast<int32_t>(k))},
                       BufferKind::StagedWeight);
+    if (b.buffers.size() == before && b.buffers[id].scale != scale) {
+      fail("weight '" + name + "' is read by two linears that fold different "
+           "norms into it");
+      return kNoBuffer;
+    }
     b.buffers[id].source = name;
+    b.buffers[id].scale = scale;
     return id;
   }
   /// The buffer of graph tensor `name`; kNoBuffer (and an error) if the
@@ -254,7 +266,7 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
     p.normWeight = weight("model.norm.weight", {H});
     p.w0 = stagedWeight(c.tieWordEmbeddings ? "model.embed_tokens.weight"
                                             : "lm_head.weight",
-                        c.vocabSize, H);
+                        c.vocabSize, H, "model.norm.weight");
     p.out = tensor("logits");
     p.outF32 = 1;
   } else {
@@ -266,10 +278,11 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
     std::string wp = layerPrefix(l);
     if (what == "qkv") {
       p.in = tensor("x." + std::to_string(l));
-      p.normWeight = weight(wp + "input_layernorm.weight", {H});
-      p.w0 = stagedWeight(wp + "self_attn.q_proj.weight", nH * D, H);
-      p.w1 = stagedWeight(wp + "self_attn.k_proj.weight", nKV * D, H);
-      p.w2 = stagedWeight(wp + "self_attn.v_proj.weight", nKV * D, H);
+      const std::string norm = wp + "input_layernorm.weight";
+      p.normWeight = weight(norm, {H});
+      p.w0 = stagedWeight(wp + "self_attn.q_proj.weight", nH * D, H, norm);
+      p.w1 = stagedWeight(wp + "self_attn.k_proj.weight", nKV * D, H, norm);
+      p.w2 = stagedWeight(wp + "self_attn.v_proj.weight", nKV * D, H, norm);
       p.seg1 = static_cast<int32_t>(nH * D);
       p.seg2 = static_cast<int32_t>((nH + nKV) * D);
       p.out = tensor(lp + "qkv");
@@ -280,9 +293,10 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
       p.out = tensor(lp + "h");
     } else if (what == "gate_up") {
       p.in = tensor(lp + "h");
-      p.normWeight = weight(wp + "post_attention_layernorm.weight", {H});
-      p.w0 = stagedWeight(wp + "mlp.gate_proj.weight", I, H);
-      p.w1 = stagedWeight(wp + "mlp.up_proj.weight", I, H);
+      const std::string norm = wp + "post_attention_layernorm.weight";
+      p.normWeight = weight(norm, {H});
+      p.w0 = stagedWeight(wp + "mlp.gate_proj.weight", I, H, norm);
+      p.w1 = stagedWeight(wp + "mlp.up_proj.weight", I, H, norm);
       p.paired = 1;
       p.out = tensor(lp + "act");
     } else if (what == "down") {
@@ -294,7 +308,7 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
       return fail("operator '" + n + "': not a decode-graph linear");
     }
   }
-  if (p.in == kNoBuffer || p.out == kNoBuffer ||
+  if (p.in == kNoBuffer || p.out == kNoBuffer || p.w0 == kNoBuffer ||
       (op.kind == OpKind::LinearResidual) != (p.residual != kNoBuffer))
     return error.empty() ? fail("operator '" + n + "': inconsistent linear")
                          : false;

@@ -101,6 +101,9 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   EXPECT_EQ(b.buffers[p.w0].source, "model.layers.5.self_attn.q_proj.weight");
   EXPECT_EQ(b.buffers[p.w1].source, "model.layers.5.self_attn.k_proj.weight");
   EXPECT_EQ(b.buffers[p.w2].source, "model.layers.5.self_attn.v_proj.weight");
+  // The input norm is folded into the packed q, k and v weights.
+  for (uint32_t w : {p.w0, p.w1, p.w2})
+    EXPECT_EQ(b.buffers[w].scale, "model.layers.5.input_layernorm.weight");
   EXPECT_EQ(p.seg1, 16 * 128);
   EXPECT_EQ(p.seg2, (16 + 8) * 128);
   EXPECT_EQ(p.n, (16 + 2 * 8) * 128);
@@ -115,12 +118,15 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   p = paramsAs<LinearParams>(b.params[i]);
   EXPECT_EQ(p.paired, 1);
   EXPECT_EQ(b.buffers[p.w1].source, "model.layers.5.mlp.up_proj.weight");
+  EXPECT_EQ(b.buffers[p.w1].scale,
+            "model.layers.5.post_attention_layernorm.weight");
   // SiLU·mul is the tile's epilogue: it writes the down projection's input.
   EXPECT_EQ(b.buffers[p.out].name, "l5.act");
 
   opNamed(g, "l5.down", i);
   p = paramsAs<LinearParams>(b.params[i]);
   EXPECT_EQ(b.buffers[p.residual].name, "l5.h");
+  EXPECT_EQ(b.buffers[p.w0].scale, ""); // no norm before the down projection
   EXPECT_EQ(b.buffers[p.out].name, "x.6");
 
   // Tied: the LM head reads the embedding table (packed; the embedding
@@ -129,6 +135,7 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   p = paramsAs<LinearParams>(b.params[i]);
   EXPECT_EQ(b.buffers[p.w0].source, "model.embed_tokens.weight");
   EXPECT_EQ(b.buffers[p.w0].kind, BufferKind::StagedWeight);
+  EXPECT_EQ(b.buffers[p.w0].scale, "model.norm.weight");
   EXPECT_NE(b.find("model.embed_tokens.weight"), kNoBuffer);
   EXPECT_EQ(p.outF32, 1);
   EXPECT_EQ(b.find("lm_head.weight"), kNoBuffer);

@@ -31,8 +31,9 @@ enum class BufferKind {
   State,      ///< carried across steps (the KV cache)
   Output,     ///< read by the host after a step (logits, next tokens)
   /// A linear weight in the staged layout (TaskParams.h): the host packs
-  /// weight `source` [N, K] into it (tawa_mega_pack_weight) once; its shape
-  /// is [N, stagedWeightCols(K)].
+  /// weight `source` [N, K] into it (tawa_mega_pack_weight) once, its
+  /// columns multiplied by weight `scale` [K] where one is named (the
+  /// RMSNorm the linear folds in); its shape is [N, stagedWeightCols(K)].
   StagedWeight,
 };
 
@@ -48,8 +49,9 @@ struct BufferDesc {
   /// `block_table`. A KV cache holds its graph tensor (logical [B, kvHeads,
   /// maxSeq, D]) as a page pool [pages, kvHeads, pageSize, D].
   int tensor = -1;
-  /// StagedWeight: the name of the weight it is packed from.
-  std::string source;
+  /// StagedWeight: the name of the weight it is packed from, and of the
+  /// [K] weight its columns are multiplied by ("" for none).
+  std::string source, scale;
   int64_t elements() const;
 };
 

@@ -52,15 +52,19 @@ int tawa_mega_num_buffers(const tawa_mega_decoder *d);
 const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index);
 int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
                           int *kind, int *ndim, int64_t *shape);
-/* A staged weight's source weight (its Hugging Face key); NULL otherwise. */
+/* A staged weight's source weight and the weight its columns are scaled by
+ * (their Hugging Face keys; the scale is the RMSNorm the linear folds in):
+ * NULL where the buffer is not a staged weight or has no scale. */
 const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index);
+const char *tawa_mega_buffer_scale(const tawa_mega_decoder *d, int index);
 
 /* Packs the bf16 weight `src` ([n, k], row-major) into `dst` ([n,
- * k rounded up to 32]) in the staged layout, on `stream` (asynchronous). The
- * layout depends on n and k alone, so one packed copy serves every batch
- * size's step. */
-int tawa_mega_pack_weight(const void *src, void *dst, int64_t n, int32_t k,
-                          void *stream);
+ * k rounded up to 32]) in the staged layout, each column c multiplied by
+ * scale[c] (bf16 [k]; NULL: none) and rounded to bf16, on `stream`
+ * (asynchronous). The layout depends on n and k alone, so one packed copy
+ * serves every batch size's step. */
+int tawa_mega_pack_weight(const void *src, const void *scale, void *dst,
+                          int64_t n, int32_t k, void *stream);
 
 /* Binds buffer `index` to device memory at `ptr` (16-byte aligned, holding
  * the buffer's elements contiguously). */

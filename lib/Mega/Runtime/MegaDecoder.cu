@@ -17,11 +17,12 @@
 #include "tawa/device/mega/decode_tasks.cuh"
 #include "tawa/device/mega/launcher.cuh"
 
-#include <algorithm>
 #include "tawa/runtime/tawa_mega.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <cuda_bf16.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,17 +46,22 @@ bool cudaOk(cudaError_t e, const char *what) {
   return false;
 }
 
-/// The staged layout of an [n, k] bf16 weight (TaskParams.h): one thread
-/// per element of the packed copy, zeros in the columns past k.
-__global__ void packStagedWeight(const uint16_t *src, uint16_t *dst, int64_t n,
-                                 int32_t k) {
+/// The staged layout of an [n, k] bf16 weight (TaskParams.h), columns
+/// times `scale` (or as they are): one thread per element of the packed
+/// copy, zeros in the columns past k.
+__global__ void packStagedWeight(const __nv_bfloat16 *src,
+                                 const __nv_bfloat16 *scale,
+                                 __nv_bfloat16 *dst, int64_t n, int32_t k) {
   const int64_t cols = stagedWeightCols(k);
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < n * cols; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t row = e / cols;
     const int32_t col = int32_t(e % cols);
-    dst[stagedWeightOffset(row, col, n, k)] =
-        col < k ? src[row * k + col] : uint16_t(0);
+    float v = 0.f;
+    if (col < k)
+      v = __bfloat162float(src[row * k + col]) *
+          (scale ? __bfloat162float(scale[col]) : 1.f);
+    dst[stagedWeightOffset(row, col, n, k)] = __float2bfloat16_rn(v);
   }
 }
 
@@ -202,8 +208,16 @@ const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index) {
   return d->binding.buffers[index].source.c_str();
 }
 
-int tawa_mega_pack_weight(const void *src, void *dst, int64_t n, int32_t k,
-                          void *streamPtr) {
+const char *tawa_mega_buffer_scale(const tawa_mega_decoder *d, int index) {
+  if (index < 0 || index >= tawa_mega_num_buffers(d) ||
+      d->binding.buffers[index].kind != BufferKind::StagedWeight ||
+      d->binding.buffers[index].scale.empty())
+    return nullptr;
+  return d->binding.buffers[index].scale.c_str();
+}
+
+int tawa_mega_pack_weight(const void *src, const void *scale, void *dst,
+                          int64_t n, int32_t k, void *streamPtr) {
   if (!src || !dst || n <= 0 || k <= 0)
     return failWith("tawa_mega_pack_weight: null buffer or empty shape");
   const int64_t cols = stagedWeightCols(k);
@@ -213,7 +227,9 @@ int tawa_mega_pack_weight(const void *src, void *dst, int64_t n, int32_t k,
                                            int64_t(1) << 20);
   packStagedWeight<<<unsigned(blocks), threads, 0,
                      static_cast<cudaStream_t>(streamPtr)>>>(
-      static_cast<const uint16_t *>(src), static_cast<uint16_t *>(dst), n, k);
+      static_cast<const __nv_bfloat16 *>(src),
+      static_cast<const __nv_bfloat16 *>(scale),
+      static_cast<__nv_bfloat16 *>(dst), n, k);
   return cudaOk(cudaGetLastError(), "packing a staged weight") ? 0 : 1;
 }
 

@@ -45,8 +45,10 @@ def _library():
                                               c.POINTER(c.c_int64)]
         lib.tawa_mega_buffer_source.argtypes = [c.c_void_p, c.c_int]
         lib.tawa_mega_buffer_source.restype = c.c_char_p
-        lib.tawa_mega_pack_weight.argtypes = [c.c_void_p, c.c_void_p, c.c_int64, c.c_int32,
-                                              c.c_void_p]
+        lib.tawa_mega_buffer_scale.argtypes = [c.c_void_p, c.c_int]
+        lib.tawa_mega_buffer_scale.restype = c.c_char_p
+        lib.tawa_mega_pack_weight.argtypes = [c.c_void_p, c.c_void_p, c.c_void_p, c.c_int64,
+                                              c.c_int32, c.c_void_p]
         lib.tawa_mega_bind.argtypes = [c.c_void_p, c.c_int, c.c_void_p]
         lib.tawa_mega_step.argtypes = [c.c_void_p, c.c_void_p, c.c_double]
         lib.tawa_mega_check.argtypes = [c.c_void_p]
@@ -69,20 +71,30 @@ def _check(rc):
         raise MegaError(_library().tawa_mega_last_error().decode())
 
 
-def pack_weight(weight):
+def pack_weight(weight, scale=None):
     """The staged layout of a bf16 CUDA weight [N, K] (include/tawa/Mega/
-    TaskParams.h): what a linear task streams, one bulk copy a stage. Returns
-    a new [N, K rounded up to 32] tensor."""
+    TaskParams.h), each column c times scale[c] (a bf16 [K] tensor, the
+    RMSNorm weight the linear folds in) and rounded to bf16: what a linear
+    task streams, one bulk copy a stage. Returns a new [N, K rounded up to
+    32] tensor."""
     if weight.dim() != 2 or weight.dtype != torch.bfloat16 or not weight.is_cuda:
         raise MegaError(f'pack_weight: expected a 2-D bf16 CUDA tensor, got {weight.dtype} '
                         f'{tuple(weight.shape)} on {weight.device}')
     weight = weight.contiguous()
     n, k = weight.shape
+    if scale is not None:
+        if tuple(scale.shape) != (k,) or scale.dtype != torch.bfloat16 or \
+                scale.device != weight.device:
+            raise MegaError(f'pack_weight: the scale must be a bf16 [{k}] tensor on '
+                            f'{weight.device}, got {scale.dtype} {tuple(scale.shape)} on '
+                            f'{scale.device}')
+        scale = scale.contiguous()
     out = torch.empty((n, (k + 31) // 32 * 32), dtype=torch.bfloat16, device=weight.device)
     stream = torch.cuda.current_stream(weight.device)
-    _check(_library().tawa_mega_pack_weight(ctypes.c_void_p(weight.data_ptr()),
-                                            ctypes.c_void_p(out.data_ptr()), n, k,
-                                            ctypes.c_void_p(stream.cuda_stream)))
+    _check(_library().tawa_mega_pack_weight(
+        ctypes.c_void_p(weight.data_ptr()),
+        ctypes.c_void_p(scale.data_ptr() if scale is not None else None),
+        ctypes.c_void_p(out.data_ptr()), n, k, ctypes.c_void_p(stream.cuda_stream)))
     return out
 
 
@@ -99,7 +111,7 @@ class StepKernel:
         self.batch = batch
         self.summary = lib.tawa_mega_summary(handle).decode()
         self.buffers = {}  # name -> (index, dtype, kind, shape)
-        self.sources = {}  # staged weight -> the weight it is packed from
+        self.sources = {}  # staged weight -> (the weight it packs, its column scale or None)
         t, k, nd = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         shape = (ctypes.c_int64 * 8)()
         for i in range(lib.tawa_mega_num_buffers(handle)):
@@ -109,7 +121,9 @@ class StepKernel:
             self.buffers[name] = (i, _TYPES[t.value], _KINDS[k.value],
                                   tuple(shape[j] for j in range(nd.value)))
             if _KINDS[k.value] == 'staged':
-                self.sources[name] = lib.tawa_mega_buffer_source(handle, i).decode()
+                scale = lib.tawa_mega_buffer_scale(handle, i)
+                self.sources[name] = (lib.tawa_mega_buffer_source(handle, i).decode(),
+                                      scale.decode() if scale else None)
         self._bound = {}
 
     def __del__(self):
@@ -214,7 +228,9 @@ class MegaModel:
             elif kind == 'staged':
                 # One packed copy per weight, shared by every batch size.
                 if name not in self._staged:
-                    self._staged[name] = pack_weight(self.weights[k.sources[name]])
+                    source, scale = k.sources[name]
+                    self._staged[name] = pack_weight(
+                        self.weights[source], self.weights[scale] if scale else None)
                 k.bind(name, self._staged[name])
             elif kind == 'state':
                 layer, which = name[1:].split('.', 1)

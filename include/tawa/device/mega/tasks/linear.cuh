@@ -7,11 +7,14 @@
 // multiplies the other slot's weight rows with the (normalized) input rows,
 // which sit in shared memory. The weights are read from their packed copies
 // (TaskParams.h, "staged weight layout"), where a stage is contiguous: one
-// bulk copy a stage. Numerics follow the bf16
-// reference: the normalized input is rounded to bf16 before the weight
-// multiplies it, products accumulate in float, the result is rounded to bf16
-// before the residual is added. The gate/up tile ("paired": it reads the gate
-// and the up rows of its columns) ends with SiLU·mul.
+// bulk copy a stage. An RMSNorm before the linear is folded in: its weight
+// multiplies the packed weights' columns (bf16(w · g), when they are packed)
+// and 1 / RMS(x) each row's float sums, so the input rows are multiplied as
+// they are. Products accumulate in float; the result is rounded to bf16
+// before the residual is added, as the bf16 reference rounds (which rounds
+// the normalized input to bf16 instead: the two differ by bf16 roundings).
+// The gate/up tile ("paired": it reads the gate and the up rows of its
+// columns) ends with SiLU·mul.
 #pragma once
 #include "tawa/device/mega/tasks/common.cuh"
 #include "tawa/device/mma.cuh"
@@ -389,15 +392,6 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
           t.rows, p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; },
           rowScale);
   }
-  const bf16 *nw = norm ? bufferAt<const bf16>(buffers, p.normWeight) : nullptr;
-  // A pass's norm weights ride with its input rows (one more bulk copy on
-  // inBar) where they fit between the staged rows and the ring, so that
-  // their load is not a second latency after the rows land (the tiles of
-  // an operator all ask for the same weights as it starts).
-  bf16 *nwS = xs + t.rows * ldx;
-  const bool stageNorm =
-      norm && reinterpret_cast<unsigned char *>(nwS + kc) <=
-                  reinterpret_cast<unsigned char *>(ring);
   // Phases of this warp's ring barriers and of the input barrier, carried
   // from the worker's previous tasks.
   TaskBarriers &tb = taskBarriers();
@@ -409,7 +403,6 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     const PassPlan pp(pieces, j0, kc, p.k, t.vcols, slotBytes);
     j0 = pp.j1;
     const int k0 = pp.k0, klen = pp.klen;
-    const int vecs = klen / 8;
     // Row scales, barriers and the accumulator are ready; the previous
     // pass's input rows are consumed.
     __syncthreads();
@@ -418,44 +411,20 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       // the runtime's acquire and barrier); the copy reads them through the
       // async proxy.
       fenceProxyAsyncGlobal();
-      mbarrierArriveExpectTx(inBar,
-                             uint32_t((t.rows + (stageNorm ? 1 : 0)) * klen * 2));
+      mbarrierArriveExpectTx(inBar, uint32_t(t.rows * klen * 2));
       for (int r = 0; r < t.rows; ++r)
         bulkLoad(xs + r * ldx, x + size_t(t.row0 + r) * p.k + k0,
                  uint32_t(klen * 2), inBar);
-      if (stageNorm)
-        bulkLoad(nwS, nw + k0, uint32_t(klen * 2), inBar);
     }
     if (pass > 0)
       issueFirstStages(t, pp, ring, slotBytes, bars);
     mbarrierWait(inBar, (inPhase0 + pass) & 1);
     TAWA_MEGA_TASK_STAMP(1);
-    if (norm) {
-      if (onePass)
-        addRowSquares(
-            t.rows, klen, [&](int r) { return xs + r * ldx; }, rowScale);
-      __syncthreads();
-      // bf16(w · bf16(x · rs)), in place: a thread loads its 8 norm weights
-      // once for every row.
-      for (int jv = threadIdx.x; jv < vecs; jv += kTaskThreads) {
-        float w[8];
-        unpack8(stageNorm ? *reinterpret_cast<const uint4 *>(nwS + jv * 8)
-                          : loadWeight16(nw + k0 + jv * 8),
-                w);
-        for (int r = 0; r < t.rows; ++r) {
-          const float rs = rsqrtf(rowScale[r] / float(p.k) + p.eps);
-          uint4 *at = reinterpret_cast<uint4 *>(xs + r * ldx + jv * 8);
-          float f[8];
-          unpack8(*at, f);
-          __align__(16) bf16 o[8];
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            o[e] = toBf16(w[e] * roundBf16(f[e] * rs));
-          *at = *reinterpret_cast<const uint4 *>(o);
-        }
-      }
-      __syncthreads();
-    }
+    // The norm's weights are folded into the staged weights; its 1 / RMS
+    // scales the sums at the end (rowScale is read only after the passes).
+    if (norm && onePass)
+      addRowSquares(
+          t.rows, klen, [&](int r) { return xs + r * ldx; }, rowScale);
     TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
       linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
@@ -472,14 +441,22 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   }
   __syncthreads();
   TAWA_MEGA_TASK_STAMP(3);
+  // RMSNorm: row r's sums times 1 / RMS(x_r) (the reference's float RMS).
+  if (norm) {
+    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
+      rowScale[r] = rsqrtf(rowScale[r] / float(p.k) + p.eps);
+    __syncthreads();
+  }
+  auto scale = [&](int r) { return norm ? rowScale[r] : 1.f; };
   if (p.paired) // gate column v, up column v + cols of the same row
     for (int i = threadIdx.x; i < t.rows * t.cols; i += kTaskThreads) {
       const int r = i / t.cols, v = i % t.cols;
-      t.store(r, v, accS[r * t.vcols + v], accS[r * t.vcols + t.cols + v]);
+      t.store(r, v, accS[r * t.vcols + v] * scale(r),
+              accS[r * t.vcols + t.cols + v] * scale(r));
     }
   else
     for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-      t.store(i / t.vcols, i % t.vcols, accS[i]);
+      t.store(i / t.vcols, i % t.vcols, accS[i] * scale(i / t.vcols));
   // Every armed phase was waited for; the next task continues the phases
   // (every thread has read them: the barrier above).
   if (lane == 0)
