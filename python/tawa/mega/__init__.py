@@ -15,6 +15,7 @@ _EXPORTS = {
     'MegaModel': 'decoder',
     'StepKernel': 'decoder',
     'compile': 'decoder',
+    'pack_weight': 'decoder',
     'ModelShape': 'reference',
     'ReferenceDecoder': 'reference',
     'random_state_dict': 'reference',
