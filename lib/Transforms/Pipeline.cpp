@@ -85,6 +85,7 @@ void addLoweringPasses(OpPassManager &pm, int64_t cluster) {
     multicast.required = cluster == 2;
     funcPm.addPass(createClusterMulticast(multicast));
   }
+  funcPm.addPass(createBarrierArrivalCheck());
 }
 
 } // namespace tawa

@@ -482,4 +482,23 @@ def ClusterMulticast : Pass<"tawa-cluster-multicast", "::tawa::tt::FuncOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def BarrierArrivalCheck : Pass<"tawa-barrier-arrival-check", "::tawa::tt::FuncOp"> {
+  let summary = "check that every mbarrier expects the arrivals its users make";
+  let description = [{
+    Runs on lowered IR, last. A phase of a ring's mbarrier completes when it
+    has received the count given at `tawa.mbarrier.alloc arrivals(N)`; a
+    count its users never reach hangs the kernel on the GPU, one they exceed
+    completes a phase early. By the ring protocol every partition that
+    arrives on a barrier does so once per phase: one elected thread for an
+    `arrive_expect_tx` or a plain `arrive`, each warp for a `per_warp`
+    arrive (the warps after the first for the producer's transposing warps,
+    `tawa.transposer`), twice with `cluster` (the arrival reaches both CTAs).
+    Partitions add up, except the consumer groups of a ping-pong kernel,
+    which take turns (the largest counts). The pass computes that sum for
+    every barrier and reports a mismatch as an internal error at the
+    allocation, so that a lowering bug stops the compile instead of hanging
+    the GPU. It leaves the IR unchanged.
+  }];
+}
+
 #endif // TAWA_TRANSFORMS_PASSES_TD
