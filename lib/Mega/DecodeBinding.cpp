@@ -457,7 +457,11 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
     const BufferDesc &d = b.buffers[i];
     os << "buffer " << i << " " << d.name << " " << bufferTypeName(d.type);
     printShape(os, d.shape);
-    os << " " << bufferKindName(d.kind) << "\n";
+    os << " " << bufferKindName(d.kind);
+    if (d.kind == BufferKind::StagedWeight)
+      os << " of " << d.source << (d.scale.empty() ? "" : " times ")
+         << d.scale;
+    os << "\n";
   }
   auto name = [&](uint32_t id) -> std::string {
     return id == kNoBuffer ? "-" : b.buffers[id].name;
