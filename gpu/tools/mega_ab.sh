@@ -7,10 +7,12 @@
 # API may differ from the other's).
 # Make the baseline on the machine with the checkout and carry it:
 #   rm -rf build/ab-base && mkdir -p build/ab-base &&
-#     git archive HEAD python lib include bench | tar -x -C build/ab-base
+#     git archive HEAD python lib include bench gpu | tar -x -C build/ab-base
 #   (device call, carry ["build/ab-base"]): bash gpu/tools/mega_ab.sh
 # Environment: AB_BASE, AB_MODELS (0.6b,8b), AB_BATCHES (1,16), AB_CONTEXTS
-# (512), AB_ROUNDS (2), AB_PROFILE (none).
+# (512), AB_ROUNDS (2), AB_PROFILE (none), AB_TASKS (none: case numbers of
+# gpu/tools/mega_task_latency.cu, e.g. "11 12 16 17" for the linear tiles,
+# built from each tree and run A then B before the step benchmark).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 base=${AB_BASE:-$root/build/ab-base}
@@ -20,11 +22,29 @@ build() { (cd "$1" && PYTHONPATH="$1/python" python3 -c \
   "import tawa.mega as m; print(m.build_library())"); }
 build "$base" >/tmp/mega-ab-A.txt 2>&1 & pa=$!
 build "$root" >/tmp/mega-ab-B.txt 2>&1 & pb=$!
+# The task-latency tool of each tree (its own device headers), alongside.
+tool() { nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$1/include" \
+  "$1/gpu/tools/mega_task_latency.cu" -o "$2"; }
+if [ -n "${AB_TASKS:-}" ]; then
+  [ -f "$base/gpu/tools/mega_task_latency.cu" ] ||
+    { echo "mega_ab.sh: AB_TASKS needs the baseline's gpu/ (git archive HEAD ... gpu)"; exit 2; }
+  tool "$base" /tmp/mega-ab-taskA >/tmp/mega-ab-tA.txt 2>&1 & ta=$!
+  tool "$root" /tmp/mega-ab-taskB >/tmp/mega-ab-tB.txt 2>&1 & tb=$!
+fi
 wait $pa && wait $pb || { cat /tmp/mega-ab-A.txt /tmp/mega-ab-B.txt; exit 1; }
 libA=$(tail -1 /tmp/mega-ab-A.txt) libB=$(tail -1 /tmp/mega-ab-B.txt)
 echo "A: $base ($libA)"
 echo "B: $root ($libB)"
 status=0
+if [ -n "${AB_TASKS:-}" ]; then
+  wait $ta && wait $tb || { cat /tmp/mega-ab-tA.txt /tmp/mega-ab-tB.txt; exit 1; }
+  for c in $AB_TASKS; do
+    for v in A B; do
+      echo "== $v, task case $c"
+      timeout 60 "/tmp/mega-ab-task$v" "$c" 2>&1 | tail -n 6 || status=1
+    done
+  done
+fi
 tree() { [ "$1" = A ] && echo "$base" || echo "$root"; }
 lib() { [ "$1" = A ] && echo "$libA" || echo "$libB"; }
 for round in $(seq 1 "${AB_ROUNDS:-2}"); do
