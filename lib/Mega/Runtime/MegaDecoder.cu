@@ -16,7 +16,6 @@
 #include "tawa/Mega/Verifier.h"
 #include "tawa/device/mega/decode_tasks.cuh"
 #include "tawa/device/mega/launcher.cuh"
-
 #include "tawa/runtime/tawa_mega.h"
 
 #include <algorithm>
@@ -201,19 +200,22 @@ int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
   return 0;
 }
 
-const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index) {
+/// Buffer `index` if it is a staged weight, else null.
+static const BufferDesc *stagedBuffer(const tawa_mega_decoder *d, int index) {
   if (index < 0 || index >= tawa_mega_num_buffers(d) ||
       d->binding.buffers[index].kind != BufferKind::StagedWeight)
     return nullptr;
-  return d->binding.buffers[index].source.c_str();
+  return &d->binding.buffers[index];
+}
+
+const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index) {
+  const BufferDesc *b = stagedBuffer(d, index);
+  return b ? b->source.c_str() : nullptr;
 }
 
 const char *tawa_mega_buffer_scale(const tawa_mega_decoder *d, int index) {
-  if (index < 0 || index >= tawa_mega_num_buffers(d) ||
-      d->binding.buffers[index].kind != BufferKind::StagedWeight ||
-      d->binding.buffers[index].scale.empty())
-    return nullptr;
-  return d->binding.buffers[index].scale.c_str();
+  const BufferDesc *b = stagedBuffer(d, index);
+  return b && !b->scale.empty() ? b->scale.c_str() : nullptr;
 }
 
 int tawa_mega_pack_weight(const void *src, const void *scale, void *dst,
