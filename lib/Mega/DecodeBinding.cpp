@@ -135,7 +135,8 @@ private:
       weight(scale, {k});
     const size_t before = b.buffers.size();
     uint32_t id = add(name + "@staged", BufferType::BF16,
-                      {n, stagedWeightCols(static_cast<int32_t>(k))},
+                      {stagedWeightRows(n),
+                       stagedWeightCols(static_cast<int32_t>(k))},
                       BufferKind::StagedWeight);
     if (b.buffers.size() == before && b.buffers[id].scale != scale) {
       fail("weight '" + name + "' is read by two linears that fold different "

@@ -283,10 +283,11 @@ TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {
 } // namespace
 
 // The staged weight layout (TaskParams.h): K is cut into pieces of
-// kPieceUnits 32-element units (the last shorter) summing to K rounded up to
-// 32; the packing is a permutation of the [N, Kp] elements; each piece of a
-// block is contiguous, its rows one piece apart, an odd row's halves of each
-// 64 columns swapped where the piece is a multiple of 64 columns.
+// kPieceUnits 32-column steps (the last shorter) summing to K rounded up to
+// 32; the packing is a permutation of the [N rounded up to 16, Kp] elements;
+// what lane (g, t) loads for product h of a step is the m16n8k16 A fragment
+// of rows g and g + 8 the linear multiplies with its input columns 8t + 4h ..
+// 8t + 4h + 3, and a stage (a block's steps) is contiguous.
 TEST(StagedWeights, PiecesAndLayout) {
   for (int32_t k : {8, 32, 64, 96, 256, 288, 688, 1000, 1024, 2048, 3072,
                     4096, 12288}) {
@@ -304,33 +305,43 @@ TEST(StagedWeights, PiecesAndLayout) {
   }
   for (auto [n, k] : std::vector<std::pair<int64_t, int32_t>>{
            {48, 256}, {40, 688}, {1000, 96}, {16, 1024}, {7, 4096}, {33, 288}}) {
-    const int64_t cols = stagedWeightCols(k);
-    std::vector<int> hits(size_t(n * cols), 0);
-    for (int64_t r = 0; r < n; ++r)
+    const int64_t cols = stagedWeightCols(k), rows = stagedWeightRows(n);
+    EXPECT_EQ(rows % kStageRows, 0);
+    EXPECT_GE(rows, n);
+    std::vector<int> hits(size_t(rows * cols), 0);
+    for (int64_t r = 0; r < rows; ++r)
       for (int32_t col = 0; col < cols; ++col) {
-        const int64_t at = stagedWeightOffset(r, col, n, k);
+        const int64_t at = stagedWeightOffset(r, col, k);
         ASSERT_GE(at, 0);
-        ASSERT_LT(at, n * cols);
+        ASSERT_LT(at, rows * cols);
         ++hits[size_t(at)];
       }
-    EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), n * cols)
+    EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), rows * cols)
         << n << " x " << k;
-    const WeightPieces wp = weightPieces(k);
-    for (int64_t b = 0; b * kStageRows < n; ++b) {
-      const int64_t rows = std::min<int64_t>(kStageRows, n - b * kStageRows);
-      for (int32_t j = 0; j < wp.count; ++j)
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t row0 = b * kStageRows * cols + rows * 32 * wp.start(j) +
-                               r * 32 * wp.length(j);
-          const bool swapped = wp.length(j) % 2 == 0 && r % 2 == 1;
-          EXPECT_EQ(stagedWeightOffset(b * kStageRows + r, wp.start(j) * 32,
-                                       n, k),
-                    row0 + (swapped ? 32 : 0));
-          if (wp.length(j) >= 2) // column 40 of the piece: 8 when swapped
-            EXPECT_EQ(stagedWeightOffset(b * kStageRows + r,
-                                         wp.start(j) * 32 + 40, n, k),
-                      row0 + (swapped ? 8 : 40));
-        }
-    }
+    // A lane's 16 bytes of product h in step s of block b: the fragment
+    // registers a0..a3 = rows g, g + 8 at columns c, c + 1, then c + 2,
+    // c + 3 (c = 32 s + 8 t + 4 h); and every step is 1 KB after the last.
+    std::vector<std::pair<int64_t, int32_t>> at(size_t(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int32_t col = 0; col < cols; ++col)
+        at[size_t(stagedWeightOffset(r, col, k))] = {r, col};
+    for (int64_t b = 0; b * kStageRows < rows; ++b)
+      for (int32_t step = 0; step < cols / 32; ++step)
+        for (int h = 0; h < 2; ++h)
+          for (int lane = 0; lane < 32; ++lane) {
+            const int g = lane / 4, t = lane % 4;
+            const int64_t base = b * kStageRows * cols + step * 512 +
+                                 h * 256 + lane * 8;
+            const int32_t c = 32 * step + 8 * t + 4 * h;
+            const std::pair<int64_t, int32_t> want[8] = {
+                {b * 16 + g, c},         {b * 16 + g, c + 1},
+                {b * 16 + g + 8, c},     {b * 16 + g + 8, c + 1},
+                {b * 16 + g, c + 2},     {b * 16 + g, c + 3},
+                {b * 16 + g + 8, c + 2}, {b * 16 + g + 8, c + 3}};
+            for (int e = 0; e < 8; ++e)
+              ASSERT_EQ(at[size_t(base + e)], want[e])
+                  << n << " x " << k << " block " << b << " step " << step
+                  << " h " << h << " lane " << lane << " element " << e;
+          }
   }
 }

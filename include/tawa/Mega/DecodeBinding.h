@@ -33,7 +33,8 @@ enum class BufferKind {
   /// A linear weight in the staged layout (TaskParams.h): the host packs
   /// weight `source` [N, K] into it (tawa_mega_pack_weight) once, its
   /// columns multiplied by weight `scale` [K] where one is named (the
-  /// RMSNorm the linear folds in); its shape is [N, stagedWeightCols(K)].
+  /// RMSNorm the linear folds in); its shape is [stagedWeightRows(N),
+  /// stagedWeightCols(K)].
   StagedWeight,
 };
 

@@ -100,27 +100,30 @@ TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
 /// The staged weight layout. A linear reads its weights in stages of 16
 /// rows × a piece of K, and a stage is one bulk copy only if it is contiguous
 /// in global memory, so the binding gives each linear weight [N, K] a packed
-/// copy [N, Kp] (Kp = K rounded up to 32, zeros beyond K) that the linear
-/// reads instead (docs/MEGAKERNEL.md, "Staged weights"). The rows form
-/// blocks of 16 (the last may be short); K is cut into pieces of 256
-/// elements (the last may be shorter, a multiple of 32); a block holds its
-/// pieces one after the other, each as [rows of the block][piece]. The
-/// operand loads of one 8-lane phase read rows g and g + 1 of a piece at the
-/// same columns: where the piece is a multiple of 64 elements (128 bytes) the
-/// two rows would hit the same banks, so an odd row's 32-element halves of
-/// each 64 are swapped (column c at c ^ 32). The cut depends on K alone (not
-/// on the plan), so the plans of every batch size read one packed copy: a
-/// tile of up to 8 rows stages two pieces at a time (16 KB), a wider tile
-/// one (8 KB).
+/// copy that the linear reads instead (docs/MEGAKERNEL.md, "Staged
+/// weights"): [N rounded up to 16, K rounded up to 32], zeros in the rows and
+/// columns past the weight's. The rows form blocks of 16; a block is K in
+/// steps of 32 columns, and a step (1 KB) is the A operands of the two
+/// m16n8k16 products the linear issues for it, in lane order: lane (g, t)'s
+/// 16 bytes of product h (0, 1) hold rows g and g + 8 at columns c, c + 1
+/// and then c + 2, c + 3 (c = 8 t + 4 h), as
+///   [W[g][c], W[g][c+1], W[g+8][c], W[g+8][c+1],
+///    W[g][c+2], W[g][c+3], W[g+8][c+2], W[g+8][c+3]],
+/// the fragment registers a0..a3 (the K permutation the input operand
+/// shares), so one 16-byte load is a product's fragment and the 32 lanes' loads of
+/// one product are 512 contiguous bytes (no bank conflict). K is cut into
+/// pieces of 8 steps (the last may be shorter): a stage is one or two
+/// pieces, a K pass whole pieces. The layout depends on N and K alone, so
+/// the plans of every batch size read one packed copy.
 constexpr int32_t kStageRows = 16;
-constexpr int32_t kPieceUnits = 8; ///< 32-element units of a whole piece
+constexpr int32_t kPieceUnits = 8; ///< 32-column steps of a whole piece
 struct WeightPieces {
   int32_t count;     ///< pieces
-  int32_t lastUnits; ///< units of the last piece (1 .. kPieceUnits)
-  TAWA_MEGA_HD int32_t start(int32_t j) const { ///< in units of 32
+  int32_t lastUnits; ///< steps of the last piece (1 .. kPieceUnits)
+  TAWA_MEGA_HD int32_t start(int32_t j) const { ///< in steps of 32
     return j < count ? j * kPieceUnits : (count - 1) * kPieceUnits + lastUnits;
   }
-  TAWA_MEGA_HD int32_t length(int32_t j) const { ///< in units of 32
+  TAWA_MEGA_HD int32_t length(int32_t j) const { ///< in steps of 32
     return j + 1 < count ? kPieceUnits : lastUnits;
   }
 };
@@ -129,27 +132,22 @@ TAWA_MEGA_HD inline WeightPieces weightPieces(int32_t k) {
   const int32_t count = (units + kPieceUnits - 1) / kPieceUnits;
   return WeightPieces{count, units - (count - 1) * kPieceUnits};
 }
-/// The column swap of row r in a piece of `units` (see above): 0 or 32.
-TAWA_MEGA_HD inline int32_t stagedSwap(int32_t units, int64_t r) {
-  return units % 2 == 0 ? int32_t(r & 1) * 32 : 0;
-}
-/// Elements per row of a packed weight of K columns.
+/// Elements per row and rows of a packed [n, k] weight.
 TAWA_MEGA_HD inline int32_t stagedWeightCols(int32_t k) {
   return (k + 31) / 32 * 32;
 }
+TAWA_MEGA_HD inline int64_t stagedWeightRows(int64_t n) {
+  return (n + kStageRows - 1) / kStageRows * kStageRows;
+}
 /// Where element (row, col) of an [n, k] weight sits in its packed copy.
 TAWA_MEGA_HD inline int64_t stagedWeightOffset(int64_t row, int32_t col,
-                                               int64_t n, int32_t k) {
-  const WeightPieces wp = weightPieces(k);
+                                               int32_t k) {
   const int64_t block = row / kStageRows;
-  const int64_t rows = n - block * kStageRows < kStageRows
-                           ? n - block * kStageRows
-                           : kStageRows;
-  const int32_t j = col / (32 * kPieceUnits);
-  const int64_t r = row % kStageRows;
-  return block * kStageRows * stagedWeightCols(k) +
-         rows * 32 * int64_t(wp.start(j)) + r * 32 * int64_t(wp.length(j)) +
-         ((col - wp.start(j) * 32) ^ stagedSwap(wp.length(j), r));
+  const int32_t r = int32_t(row % kStageRows), g = r % 8, hi = r / 8;
+  const int32_t step = col / 32, cc = col % 32;
+  const int32_t t = cc / 8, h = cc % 8 / 4, q = cc % 4;
+  return block * kStageRows * stagedWeightCols(k) + int64_t(step) * 512 +
+         h * 256 + (g * 4 + t) * 8 + (q / 2 * 2 + hi) * 2 + q % 2;
 }
 
 /// Embedding: out[b, c] = table[tokens[b], c] for the tile's columns.

@@ -58,8 +58,8 @@ int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,
 const char *tawa_mega_buffer_source(const tawa_mega_decoder *d, int index);
 const char *tawa_mega_buffer_scale(const tawa_mega_decoder *d, int index);
 
-/* Packs the bf16 weight `src` ([n, k], row-major) into `dst` ([n,
- * k rounded up to 32]) in the staged layout, each column c multiplied by
+/* Packs the bf16 weight `src` ([n, k], row-major) into `dst` ([n rounded up
+ * to 16, k rounded up to 32]) in the staged layout, each column c multiplied by
  * scale[c] (bf16 [k]; NULL: none) and rounded to bf16, on `stream`
  * (asynchronous). The layout depends on n and k alone, so one packed copy
  * serves every batch size's step. */

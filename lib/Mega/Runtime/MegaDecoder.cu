@@ -51,16 +51,16 @@ bool cudaOk(cudaError_t e, const char *what) {
 __global__ void packStagedWeight(const __nv_bfloat16 *src,
                                  const __nv_bfloat16 *scale,
                                  __nv_bfloat16 *dst, int64_t n, int32_t k) {
-  const int64_t cols = stagedWeightCols(k);
+  const int64_t cols = stagedWeightCols(k), rows = stagedWeightRows(n);
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       e < n * cols; e += int64_t(gridDim.x) * blockDim.x) {
+       e < rows * cols; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t row = e / cols;
     const int32_t col = int32_t(e % cols);
     float v = 0.f;
-    if (col < k)
+    if (row < n && col < k)
       v = __bfloat162float(src[row * k + col]) *
           (scale ? __bfloat162float(scale[col]) : 1.f);
-    dst[stagedWeightOffset(row, col, n, k)] = __float2bfloat16_rn(v);
+    dst[stagedWeightOffset(row, col, k)] = __float2bfloat16_rn(v);
   }
 }
 
@@ -222,8 +222,7 @@ int tawa_mega_pack_weight(const void *src, const void *scale, void *dst,
                           int64_t n, int32_t k, void *streamPtr) {
   if (!src || !dst || n <= 0 || k <= 0)
     return failWith("tawa_mega_pack_weight: null buffer or empty shape");
-  const int64_t cols = stagedWeightCols(k);
-  const int64_t total = n * cols;
+  const int64_t total = stagedWeightRows(n) * stagedWeightCols(k);
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads,
                                            int64_t(1) << 20);

@@ -75,8 +75,8 @@ def pack_weight(weight, scale=None):
     """The staged layout of a bf16 CUDA weight [N, K] (include/tawa/Mega/
     TaskParams.h), each column c times scale[c] (a bf16 [K] tensor, the
     RMSNorm weight the linear folds in) and rounded to bf16: what a linear
-    task streams, one bulk copy a stage. Returns a new [N, K rounded up to
-    32] tensor."""
+    task streams, one bulk copy a stage. Returns a new [N rounded up to 16,
+    K rounded up to 32] tensor."""
     if weight.dim() != 2 or weight.dtype != torch.bfloat16 or not weight.is_cuda:
         raise MegaError(f'pack_weight: expected a 2-D bf16 CUDA tensor, got {weight.dtype} '
                         f'{tuple(weight.shape)} on {weight.device}')
@@ -89,7 +89,8 @@ def pack_weight(weight, scale=None):
                             f'{weight.device}, got {scale.dtype} {tuple(scale.shape)} on '
                             f'{scale.device}')
         scale = scale.contiguous()
-    out = torch.empty((n, (k + 31) // 32 * 32), dtype=torch.bfloat16, device=weight.device)
+    out = torch.empty(((n + 15) // 16 * 16, (k + 31) // 32 * 32), dtype=torch.bfloat16,
+                      device=weight.device)
     stream = torch.cuda.current_stream(weight.device)
     _check(_library().tawa_mega_pack_weight(
         ctypes.c_void_p(weight.data_ptr()),

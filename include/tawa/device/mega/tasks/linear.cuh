@@ -118,13 +118,12 @@ __device__ inline void issueStage(const LinearTile &t, const PassPlan &pp,
   if (threadIdx.x % 32 != 0)
     return;
   const int v0 = (i / pp.stagesPerBlock) * kStageRows;
-  const int nr = min(kStageRows, t.vcols - v0);
   const int ja = pp.firstPiece(i), jb = pp.endPiece(i);
-  const uint32_t bytes =
-      uint32_t(nr * 32 * (pp.wp.start(jb) - pp.wp.start(ja)) * 2);
+  // A packed block has 16 rows (zeros past the weight's): 1 KB a step.
+  const uint32_t bytes = uint32_t(1024 * (pp.wp.start(jb) - pp.wp.start(ja)));
   mbarrierArriveExpectTx(bar, bytes);
   // Each weight is read once per step: first out of L2.
-  bulkLoad(slot, t.stagedBlock(v0) + nr * 32 * pp.wp.start(ja), bytes, bar,
+  bulkLoad(slot, t.stagedBlock(v0) + 512 * pp.wp.start(ja), bytes, bar,
            l2EvictFirstPolicy());
 }
 
@@ -147,35 +146,37 @@ __device__ __forceinline__ uint4 loadOrZero(const bf16 *p, bool in) {
   return in ? *reinterpret_cast<const uint4 *>(p) : make_uint4(0, 0, 0, 0);
 }
 
-/// U 32-element steps of the products of one piece, from column c of the
-/// piece (lane (g, t): weight rows g and g + 8 at wLo / wHi, input rows
-/// at xk, ldx apart; column c of a weight row at c ^ sw, stagedSwap).
-/// Guarded: elements at or past kl read as zeros.
+/// U 32-column steps of the products of a stage: lane (g, t)'s fragments of
+/// the two products of step u at w + 512 u and w + 512 u + 256 (the staged
+/// layout: no rearranging), its input rows at xk + xoff[nb] + 32 u (row nb *
+/// 8 + g, or the tile's last row where that is past it: it only feeds
+/// product columns that are never stored, D[m][n] depending on input row n
+/// alone). Guarded: input columns at or past kl read as zeros (the weights
+/// there are zeros, the staged input past K is not).
 template <int NB, int U, bool Guarded>
 __device__ __forceinline__ void linearSteps(float (&acc)[2][NB][4],
-                                            const bf16 *wLo, const bf16 *wHi,
-                                            const bf16 *xk, int ldx, int c,
-                                            int kl, int sw, int tq, bool lo,
-                                            bool hi,
-                                            const bool (&xin)[NB]) {
+                                            const bf16 *w, const bf16 *xk,
+                                            const int (&xoff)[NB], int c,
+                                            int kl, int tq) {
   uint4 a[U][2], b[U][NB];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    const int kk = c + 32 * u + tq * 8;
-    const bool in = !Guarded || kk < kl;
-    a[u][0] = loadOrZero(wLo + (kk ^ sw), in && lo);
-    a[u][1] = loadOrZero(wHi + (kk ^ sw), in && hi);
+    a[u][0] = *reinterpret_cast<const uint4 *>(w + 512 * u);
+    a[u][1] = *reinterpret_cast<const uint4 *>(w + 512 * u + 256);
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb)
-      b[u][nb] = loadOrZero(xk + nb * 8 * ldx + kk, in && xin[nb]);
+      b[u][nb] = Guarded ? loadOrZero(xk + xoff[nb] + 32 * u,
+                                      c + 32 * u + tq * 8 < kl)
+                         : *reinterpret_cast<const uint4 *>(xk + xoff[nb] +
+                                                            32 * u);
   }
 #pragma unroll
   for (int u = 0; u < U; ++u)
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb) {
-      mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].x, a[u][1].x, a[u][0].y,
-                      a[u][1].y, b[u][nb].x, b[u][nb].y);
-      mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].z, a[u][1].z, a[u][0].w,
+      mmaBf16m16n8k16(acc[u % 2][nb], a[u][0].x, a[u][0].y, a[u][0].z,
+                      a[u][0].w, b[u][nb].x, b[u][nb].y);
+      mmaBf16m16n8k16(acc[u % 2][nb], a[u][1].x, a[u][1].y, a[u][1].z,
                       a[u][1].w, b[u][nb].z, b[u][nb].w);
     }
 }
@@ -201,10 +202,10 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
   const int slotElems = slotBytes / 2;
   bf16 *mySlots = ring + warp * kLinearSlots * slotElems;
   MBarrier *myBars = bars + warp * kLinearSlots;
-  bool xin[NB];
+  int xoff[NB]; // input row nb * 8 + g, or the tile's last
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
-    xin[nb] = nb * 8 + g < t.rows;
+    xoff[nb] = min(nb * 8 + g, t.rows - 1) * ldx;
   float acc[2][NB][4];
   auto clear = [&] {
 #pragma unroll
@@ -245,29 +246,25 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
       }
       held = block;
     }
-    const int nr = min(kStageRows, t.vcols - block * kStageRows);
-    const bool lo = g < nr, hi = g + 8 < nr;
-    const bf16 *w = mySlots + s * slotElems;
     mbarrierWait(myBars + s, (parity >> s) & 1);
     parity ^= 1u << s;
     TAWA_MEGA_STREAM_MARK(1);
-    for (int j = pp.firstPiece(i), je = pp.endPiece(i); j < je; ++j) {
-      const int units = pp.wp.length(j), pitch = 32 * units;
-      const int sw = tawa::mega::stagedSwap(units, g);
-      const int ks = 32 * pp.wp.start(j) - pp.k0; // in the pass
-      const int kl = min(pitch, pp.klen - ks);
-      const bf16 *wLo = w + g * pitch, *wHi = w + (g + 8) * pitch;
-      const bf16 *xk = xs + g * ldx + ks;
-      // The trip counts are the warp's: mma.sync needs every lane.
-      int c = 0;
-      for (; c + 32 * U <= kl; c += 32 * U)
-        linearSteps<NB, U, false>(acc, wLo, wHi, xk, ldx, c, kl, sw, tq, lo,
-                                  hi, xin);
-      for (; c < kl; c += 32)
-        linearSteps<NB, 1, true>(acc, wLo, wHi, xk, ldx, c, kl, sw, tq, lo,
-                                 hi, xin);
-      w += nr * pitch;
-    }
+    // The stage's steps [s0, s1) of K; those before `whole` have all 32
+    // input columns inside the pass.
+    const int s0 = pp.wp.start(pp.firstPiece(i));
+    const int steps = pp.wp.start(pp.endPiece(i)) - s0;
+    const int kl = pp.klen - (32 * s0 - pp.k0); // the pass's columns from s0
+    const int whole = min(steps, kl / 32);
+    const bf16 *w = mySlots + s * slotElems + lane * 8;
+    const bf16 *xk = xs + (32 * s0 - pp.k0) + tq * 8;
+    // The trip counts are the warp's: mma.sync needs every lane.
+    int c = 0;
+    for (; c + U <= whole; c += U)
+      linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
+                                tq);
+    for (; c < steps; ++c)
+      linearSteps<NB, 1, true>(acc, w + 512 * c, xk + 32 * c, xoff, 32 * c,
+                               kl, tq);
     // Every lane has read the slot before it is refilled.
     __syncwarp();
     TAWA_MEGA_STREAM_MARK(2);
