@@ -2,23 +2,44 @@
 # A/B of compile-time variants of the decode mega-kernel in one device call:
 # for each set of flags (TAWA_MEGA_NVCC_FLAGS, one argument per variant;
 # "" is the default build; they reach nvcc, i.e. the kernel, not the host
-# planner) builds the library, times decode steps
-# (bench/mega_decode_bench.py with MEGA_BENCH_ARGS) and prints the 8B
-# batch 1 profile table. Usage:
-#   gpu/tools/mega_variants.sh "" "-DTAWA_MEGA_L2_PREFETCH_KB=0" ...
+# planner) builds the library (all variants at once), then times decode
+# steps (bench/mega_decode_bench.py with MEGA_BENCH_ARGS) for every variant
+# in turn, MEGA_ROUNDS times (default 1), and prints the 8B profile table of
+# each variant for every batch size in MEGA_PROFILE_BATCHES (default "1";
+# empty: none). Usage:
+#   MEGA_ROUNDS=2 gpu/tools/mega_variants.sh "" "-DTAWA_MEGA_WARPS=8" ...
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 export PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 export TAWA_CACHE_DIR=${TAWA_CACHE_DIR:-/tmp/tawa-cache}
 bench_args=${MEGA_BENCH_ARGS:---models 0.6b,8b --batches 1 --contexts 512}
+[ $# -gt 0 ] || { echo "usage: $0 FLAGS [FLAGS ...]  (\"\" is the default build)"; exit 2; }
+variants=("$@")
+libs=() pids=()
+for j in "${!variants[@]}"; do
+  TAWA_MEGA_NVCC_FLAGS="${variants[$j]}" python3 -c \
+    "import tawa.mega as m; print(m.build_library())" >"/tmp/mega-variant-$j.txt" 2>&1 &
+  pids+=($!)
+done
+for j in "${!variants[@]}"; do
+  wait "${pids[$j]}"
+  lib=$(tail -1 "/tmp/mega-variant-$j.txt")
+  [ -f "$lib" ] || { echo "building variant '${variants[$j]}' failed:"; cat "/tmp/mega-variant-$j.txt"; exit 1; }
+  libs+=("$lib")
+done
 status=0
-for flags in "$@"; do
-  echo "== variant: ${flags:-default}"
-  export TAWA_MEGA_NVCC_FLAGS="$flags"
-  timeout 300 python3 "$root/bench/mega_decode_bench.py" $bench_args || status=1
-  if [ -n "${MEGA_PROFILE:-1}" ]; then
-    timeout 120 python3 "$root/bench/mega_decode_profile.py" --model 8b --batch 1 \
-      --context 512 || status=1
-  fi
+for round in $(seq 1 "${MEGA_ROUNDS:-1}"); do
+  for j in "${!variants[@]}"; do
+    echo "== variant: ${variants[$j]:-default}, round $round"
+    TAWA_MEGA_LIB=${libs[$j]} timeout 300 python3 "$root/bench/mega_decode_bench.py" \
+      $bench_args || status=1
+  done
+done
+for b in ${MEGA_PROFILE_BATCHES-1}; do
+  for j in "${!variants[@]}"; do
+    echo "== variant: ${variants[$j]:-default}, profile 8b batch $b"
+    TAWA_MEGA_LIB=${libs[$j]} timeout 120 python3 "$root/bench/mega_decode_profile.py" \
+      --model 8b --batch "$b" --context 512 || status=1
+  done
 done
 exit $status
