@@ -110,9 +110,9 @@ TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
 ///   [W[g][c], W[g][c+1], W[g+8][c], W[g+8][c+1],
 ///    W[g][c+2], W[g][c+3], W[g+8][c+2], W[g+8][c+3]],
 /// the fragment registers a0..a3 (the K permutation the input operand
-/// shares), so one 16-byte load is a product's fragment and the 32 lanes' loads of
-/// one product are 512 contiguous bytes (no bank conflict). K is cut into
-/// pieces of 8 steps (the last may be shorter): a stage is one or two
+/// shares), so one 16-byte load is a product's fragment and the 32 lanes'
+/// loads of one product are 512 contiguous bytes (no bank conflict). K is cut
+/// into pieces of 8 steps (the last may be shorter): a stage is one or two
 /// pieces, a K pass whole pieces. The layout depends on N and K alone, so
 /// the plans of every batch size read one packed copy.
 constexpr int32_t kStageRows = 16;
