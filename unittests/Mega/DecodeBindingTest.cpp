@@ -345,3 +345,33 @@ TEST(StagedWeights, PiecesAndLayout) {
           }
   }
 }
+
+// The linear's accumulator (linearAccBytes): a tile with at least
+// kLinearAccSlices weight blocks has one [rows][vcols] accumulator (each
+// warp owns blocks), a narrower one a slice per warp; the bytes the binding
+// sizes for the plan's tile must hold either for every tile of the operator
+// (the last may be narrower), and a pass must still fit beside them.
+TEST(LinearAccumulator, CoversEveryNarrowerTile) {
+  for (int32_t rows : {1, 2, 4, 8, 13, 16, 32, 64})
+    for (int32_t vmax = 16; vmax <= 2432; vmax += 16) {
+      const int32_t bound = linearAccBytes(rows, vmax);
+      for (int32_t v = 16; v <= vmax; v += 16) {
+        const int32_t slices =
+            v / 16 >= kLinearAccSlices ? 1 : kLinearAccSlices;
+        ASSERT_LE(slices * rows * v * 4, bound)
+            << "rows " << rows << ", tile of " << v << " of " << vmax;
+      }
+      // No more than one block's worth of waste beyond the slices a tile of
+      // three blocks needs.
+      EXPECT_LE(bound, alignUp128(rows * 16 * 4 *
+                                  std::max(vmax / 16, 3 * kLinearAccSlices)));
+    }
+  // The shapes the decode plans use still stage all of K in one pass where
+  // they did (8B and 0.6B at batch 1 and 16), and 8B's down projection at
+  // batch 16 in three.
+  EXPECT_EQ(linearChunk(16, 48, 4096), 4096);
+  EXPECT_EQ(linearChunk(16, 192, 4096), 4096);
+  EXPECT_EQ(linearChunk(1, 32, 12288), 12288);
+  const int32_t down = linearChunk(16, 32, 12288);
+  EXPECT_EQ((12288 + down - 1) / down, 3);
+}

@@ -81,16 +81,34 @@ TAWA_MEGA_HD inline int32_t linearInputPitch(int32_t klen) {
   return k32 % 64 == 0 ? k32 + 32 : k32;
 }
 
+/// A linear tile's float sums: where the tile has at least
+/// kLinearAccSlices 16-row weight blocks, each warp owns whole blocks and
+/// adds its sums into one [rows][vcols] accumulator; with fewer, the warps
+/// split each block's K, and each adds into its own slice (kLinearAccSlices
+/// of them), summed in the epilogue — so that no two warps add into the same
+/// element (a float add into shared memory is a compare-and-swap loop on
+/// Hopper, and contended it bounded the 16-row tiles, run 150). Bytes for
+/// tiles of up to `rows` × `vcols` (a narrower tile, the operator's last,
+/// may split where the full one owns).
+constexpr int32_t kLinearAccSlices = 4;
+TAWA_MEGA_HD inline int32_t linearAccBytes(int32_t rows, int32_t vcols) {
+  const int32_t blocks = (vcols + 15) / 16;
+  const int32_t split =
+      kLinearAccSlices *
+      (blocks < kLinearAccSlices - 1 ? blocks : kLinearAccSlices - 1);
+  return alignUp128(rows * 16 * 4 * (blocks > split ? blocks : split));
+}
+
 /// The K extent a linear tile of `rows` rows and `vcols` weight rows stages
 /// per pass: all of K when the bf16 input rows ([rows][linearInputPitch])
-/// fit next to the float accumulator ([rows][vcols]) below the weight ring
+/// fit next to the float accumulator (linearAccBytes) below the weight ring
 /// (linearRingBytes(rows)),
 /// else the widest multiple of 256 that does. 0 when no pass fits (the
 /// binding rejects such a tile).
 TAWA_MEGA_HD inline int32_t linearChunk(int32_t rows, int32_t vcols,
                                         int32_t k) {
   const int32_t room = taskLowSmemBytes(linearRingBytes(rows)) -
-                       kLinearSmemReserve - alignUp128(rows * vcols * 4);
+                       kLinearSmemReserve - linearAccBytes(rows, vcols);
   if (room >= alignUp128(rows * linearInputPitch(k) * 2))
     return k;
   const int32_t kc = room > 0 ? (room / (rows * 2) - 32) / 256 * 256 : 0;

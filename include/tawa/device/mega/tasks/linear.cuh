@@ -79,19 +79,44 @@ using tawa::mega::kPieceUnits;
 using tawa::mega::kStageRows;
 using tawa::mega::WeightPieces;
 
+/// How the warps of a linear tile combine their float sums, so that no two
+/// warps add into the same element: a float add into shared memory is a
+/// compare-and-swap loop on Hopper, and four warps adding into one block's
+/// elements bounded the 16-row tiles (runs 150-151; keeping that atomic
+/// flush for tiles of 1 or of up to 8 rows measured slower, runs 153-154).
+/// Owned: the tile has at least kLinearAccSlices weight blocks and each warp
+/// takes whole blocks, adding plainly into the one accumulator. Sliced:
+/// fewer blocks; the warps split each block's K and each adds into its own
+/// slice (linearAccBytes), the slices summed in the epilogue.
+enum class LinearAccMode { Owned, Sliced };
+TAWA_MEGA_HD inline LinearAccMode linearAccMode(int vcols) {
+  return (vcols + kStageRows - 1) / kStageRows >= tawa::mega::kLinearAccSlices
+             ? LinearAccMode::Owned
+             : LinearAccMode::Sliced;
+}
+
+/// A warp's position in its walk over a pass's stages: stage i, its weight
+/// block and its place in the block (i = block · stagesPerBlock + s).
+struct StageWalk {
+  int i, block, s;
+};
+
 /// One K pass of a tile: pieces [j0, j1) of the weights' cut (as many as
 /// the pass's input rows may hold, kc elements), staged `perStage` pieces at
 /// a time — two where a slot holds two whole pieces (tiles of up to 8
 /// rows), else one. Stage i is stage i % stagesPerBlock of weight
 /// block i / stagesPerBlock; in its slot, each of its pieces is [block
-/// rows][piece], as in global memory.
+/// rows][piece], as in global memory. Warp w walks blocks w, w + warps, …
+/// whole when it owns blocks (LinearAccMode::Owned), else stages w, w +
+/// warps, …; the walk steps without dividing (it runs once a stage).
 struct PassPlan {
   WeightPieces wp;
   int j0, j1, perStage, stagesPerBlock, count;
   int k0, klen; ///< the pass's K range, in elements
+  bool owned;
 
-  __device__ PassPlan(const WeightPieces &pieces, int first, int kc, int k,
-                      int vcols, int slotBytes)
+  TAWA_MEGA_HD PassPlan(const WeightPieces &pieces, int first, int kc, int k,
+                        int vcols, int slotBytes)
       : wp(pieces), j0(first), j1(first + 1) {
     while (j1 < wp.count &&
            min(wp.start(j1 + 1) * 32, k) - wp.start(j0) * 32 <= kc)
@@ -101,30 +126,55 @@ struct PassPlan {
     perStage = slotBytes / (kStageRows * 2) >= 2 * kPieceUnits * 32 ? 2 : 1;
     stagesPerBlock = (j1 - j0 + perStage - 1) / perStage;
     count = (vcols + kStageRows - 1) / kStageRows * stagesPerBlock;
+    owned = linearAccMode(vcols) == LinearAccMode::Owned;
   }
-  /// The first piece of stage i and the one after its last.
-  __device__ int firstPiece(int i) const {
-    return j0 + (i % stagesPerBlock) * perStage;
+  /// Warp `warp`'s first stage (i >= count: none).
+  TAWA_MEGA_HD StageWalk first(int warp) const {
+    if (owned)
+      return StageWalk{warp * stagesPerBlock, warp, 0};
+    return StageWalk{warp, warp / stagesPerBlock, warp % stagesPerBlock};
   }
-  __device__ int endPiece(int i) const {
-    return min(firstPiece(i) + perStage, j1);
+  /// The warp's next stage.
+  TAWA_MEGA_HD void step(StageWalk &w) const {
+    if (owned) {
+      if (++w.s == stagesPerBlock) {
+        w.s = 0;
+        w.block += kTaskWarps;
+        w.i = w.block * stagesPerBlock;
+      } else {
+        ++w.i;
+      }
+      return;
+    }
+    w.i += kTaskWarps;
+    w.s += kTaskWarps;
+    while (w.s >= stagesPerBlock) {
+      w.s -= stagesPerBlock;
+      ++w.block;
+    }
+  }
+  /// The first piece of a stage at place s of its block, and the one after
+  /// its last.
+  TAWA_MEGA_HD int firstPiece(int s) const { return j0 + s * perStage; }
+  TAWA_MEGA_HD int endPiece(int s) const {
+    return min(firstPiece(s) + perStage, j1);
   }
 };
 
-/// One warp: stage `i` into `slot`, completing on `bar` — one bulk copy by
+/// One warp: stage `w` into `slot`, completing on `bar` — one bulk copy by
 /// lane 0 (the stage's pieces are contiguous in the packed weight).
 __device__ inline void issueStage(const LinearTile &t, const PassPlan &pp,
-                                  int i, bf16 *slot, MBarrier *bar) {
+                                  const StageWalk &w, bf16 *slot,
+                                  MBarrier *bar) {
   if (threadIdx.x % 32 != 0)
     return;
-  const int v0 = (i / pp.stagesPerBlock) * kStageRows;
-  const int ja = pp.firstPiece(i), jb = pp.endPiece(i);
+  const int ja = pp.firstPiece(w.s), jb = pp.endPiece(w.s);
   // A packed block has 16 rows (zeros past the weight's): 1 KB a step.
   const uint32_t bytes = uint32_t(1024 * (pp.wp.start(jb) - pp.wp.start(ja)));
   mbarrierArriveExpectTx(bar, bytes);
   // Each weight is read once per step: first out of L2.
-  bulkLoad(slot, t.stagedBlock(v0) + 512 * pp.wp.start(ja), bytes, bar,
-           l2EvictFirstPolicy());
+  bulkLoad(slot, t.stagedBlock(w.block * kStageRows) + 512 * pp.wp.start(ja),
+           bytes, bar, l2EvictFirstPolicy());
 }
 
 /// Each warp: the first stages of a K pass, one per ring slot.
@@ -133,12 +183,10 @@ __device__ inline void issueFirstStages(const LinearTile &t, const PassPlan &pp,
                                         MBarrier *bars) {
   const int warp = threadIdx.x / 32;
   const int slotElems = slotBytes / 2;
-  for (int m = 0; m < kLinearSlots; ++m) {
-    const int i = warp + m * kTaskWarps;
-    if (i < pp.count)
-      issueStage(t, pp, i, ring + (warp * kLinearSlots + m) * slotElems,
-                 bars + warp * kLinearSlots + m);
-  }
+  StageWalk w = pp.first(warp);
+  for (int m = 0; m < kLinearSlots && w.i < pp.count; ++m, pp.step(w))
+    issueStage(t, pp, w, ring + (warp * kLinearSlots + m) * slotElems,
+               bars + warp * kLinearSlots + m);
 }
 
 /// 16 bytes of shared memory, or zeros where `in` is false.
@@ -181,8 +229,8 @@ __device__ __forceinline__ void linearSteps(float (&acc)[2][NB][4],
     }
 }
 
-/// One K pass (PassPlan) of the tile on the tensor cores: warp w takes
-/// stages w, w + warps, ...; a stage's 16 weight rows times the tile's
+/// One K pass (PassPlan) of the tile on the tensor cores: warp w walks its
+/// stages (PassPlan::first, step); a stage's 16 weight rows times the tile's
 /// input rows (NB blocks of 8) is a run of m16n8k16 products. K is
 /// permuted the same way in both operands, which a dot product allows: lane
 /// (g, t) loads 8 consecutive elements of weight rows g and g + 8 and of
@@ -190,9 +238,9 @@ __device__ __forceinline__ void linearSteps(float (&acc)[2][NB][4],
 /// so every operand is one 16-byte load and no ldmatrix is needed. U such
 /// 32-element steps are in flight, into two accumulators, then single
 /// steps for the rest of a piece. A warp's sums go to the float accumulator
-/// accS[row][vcol] (atomically: a block's stages may be on several warps)
-/// when its stages move to another block. `parity` holds the warp's slot
-/// phases across passes.
+/// accS[row][vcol], or its own slice of it (LinearAccMode), when its stages
+/// move to another block. `parity` holds the warp's slot phases across
+/// passes.
 template <int NB, int U>
 __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
                              const bf16 *xs, int ldx, float *accS, bf16 *ring,
@@ -216,7 +264,18 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
         for (int j = 0; j < 4; ++j)
           acc[a][nb][j] = 0.f;
   };
-  // D[m][n] of product nb: lane (g, t) holds m = g, g + 8 and n = 2t, 2t + 1.
+  // D[m][n] of product nb: lane (g, t) holds m = g, g + 8 and n = 2t, 2t + 1,
+  // so a warp's lanes hold distinct elements (LinearAccMode): owning its
+  // blocks, the warp is the only one adding into them; sliced, it adds into
+  // its own slice (shared by two warps, atomically, only in builds with more
+  // warps than slices).
+  const LinearAccMode mode = linearAccMode(t.vcols);
+  const bool atomic = mode == LinearAccMode::Sliced &&
+                      kTaskWarps > tawa::mega::kLinearAccSlices;
+  float *accW =
+      mode == LinearAccMode::Sliced
+          ? accS + (warp % tawa::mega::kLinearAccSlices) * t.rows * t.vcols
+          : accS;
   auto flush = [&](int block) {
 #pragma unroll
     for (int nb = 0; nb < NB; ++nb)
@@ -224,35 +283,39 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
       for (int j = 0; j < 4; ++j) {
         const int v = block * kStageRows + g + (j / 2) * 8;
         const int r = nb * 8 + 2 * tq + j % 2;
-        if (v < t.vcols && r < t.rows)
-          atomicAdd(&accS[r * t.vcols + v], acc[0][nb][j] + acc[1][nb][j]);
+        if (v < t.vcols && r < t.rows) {
+          const float sum = acc[0][nb][j] + acc[1][nb][j];
+          if (atomic)
+            atomicAdd(&accW[r * t.vcols + v], sum);
+          else
+            accW[r * t.vcols + v] += sum;
+        }
       }
   };
   clear();
   int held = -1;
   // The pass's first stages were issued before its input rows were staged
-  // (issueFirstStages).
-  for (int m = 0;; ++m) {
-    const int i = warp + m * kTaskWarps;
-    if (i >= pp.count)
-      break;
+  // (issueFirstStages); `ahead` is the stage a slot is refilled with.
+  StageWalk cur = pp.first(warp), ahead = cur;
+  for (int m = 0; m < kLinearSlots; ++m)
+    pp.step(ahead);
+  for (int m = 0; cur.i < pp.count; ++m, pp.step(cur)) {
     TAWA_MEGA_STREAM_MARK(0);
     const int s = m % kLinearSlots;
-    const int block = i / pp.stagesPerBlock;
-    if (block != held) {
+    if (cur.block != held) {
       if (held >= 0) {
         flush(held);
         clear();
       }
-      held = block;
+      held = cur.block;
     }
     mbarrierWait(myBars + s, (parity >> s) & 1);
     parity ^= 1u << s;
     TAWA_MEGA_STREAM_MARK(1);
     // The stage's steps [s0, s1) of K; those before `whole` have all 32
     // input columns inside the pass.
-    const int s0 = pp.wp.start(pp.firstPiece(i));
-    const int steps = pp.wp.start(pp.endPiece(i)) - s0;
+    const int s0 = pp.wp.start(pp.firstPiece(cur.s));
+    const int steps = pp.wp.start(pp.endPiece(cur.s)) - s0;
     const int kl = pp.klen - (32 * s0 - pp.k0); // the pass's columns from s0
     const int whole = min(steps, kl / 32);
     const bf16 *w = mySlots + s * slotElems + lane * 8;
@@ -268,9 +331,9 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
     // Every lane has read the slot before it is refilled.
     __syncwarp();
     TAWA_MEGA_STREAM_MARK(2);
-    const int next = i + kLinearSlots * kTaskWarps;
-    if (next < pp.count)
-      issueStage(t, pp, next, mySlots + s * slotElems, myBars + s);
+    if (ahead.i < pp.count)
+      issueStage(t, pp, ahead, mySlots + s * slotElems, myBars + s);
+    pp.step(ahead);
     TAWA_MEGA_STREAM_MARK(3);
   }
   if (held >= 0)
@@ -303,8 +366,9 @@ struct LinearSmem {
     unsigned char *smem = taskSmem();
     rowScale = reinterpret_cast<float *>(smem);
     accS = reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve);
-    xs = reinterpret_cast<bf16 *>(reinterpret_cast<unsigned char *>(accS) +
-                                  tawa::mega::alignUp128(t.rows * t.vcols * 4));
+    xs = reinterpret_cast<bf16 *>(
+        reinterpret_cast<unsigned char *>(accS) +
+        tawa::mega::linearAccBytes(p.tileM, p.paired ? 2 * p.tileN : p.tileN));
     bars = taskBarriers().ring;
     inBar = &taskBarriers().input;
     ring = reinterpret_cast<bf16 *>(smem +
@@ -316,9 +380,9 @@ struct LinearSmem {
 };
 
 /// The whole CTA: issues the first weight stages of the tile's first pass
-/// (on the worker's ring barriers, TaskBarriers). The weights do not depend on the task's
-/// inputs, so the worker calls this as soon as it knows its next task, and
-/// the copies are in flight while it waits for the inputs (and runs
+/// (on the worker's ring barriers, TaskBarriers). The weights do not depend on
+/// the task's inputs, so the worker calls this as soon as it knows its next
+/// task, and the copies are in flight while it waits for the inputs (and runs
 /// just-in-time tasks, which keep below the ring).
 __device__ inline void issueFirstPassStages(const LinearSmem &m) {
   const PassPlan pp(tawa::mega::weightPieces(m.t.p.k), 0, m.kc, m.t.p.k,
@@ -371,7 +435,12 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   MBarrier *bars = m.bars, *inBar = m.inBar;
   // The input rows of a pass are bulk-copied too (completing on `inBar`),
   // all at once, while the weights' first stages are in flight.
-  for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
+  // Slices when the warps split blocks (the same test for every pass: the
+  // blocks do not change).
+  const int accSlices = linearAccMode(t.vcols) == LinearAccMode::Sliced
+                            ? tawa::mega::kLinearAccSlices
+                            : 1;
+  for (int i = threadIdx.x; i < accSlices * t.rows * t.vcols; i += kTaskThreads)
     accS[i] = 0.f;
   const bf16 *x = bufferAt<const bf16>(buffers, p.in);
   const bool norm = p.normWeight != tawa::mega::kNoBuffer;
@@ -424,19 +493,24 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
           t.rows, klen, [&](int r) { return xs + r * ldx; }, rowScale);
     TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
-      linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
-                         parity);
+      linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
     else if (t.rows <= 16)
-      linearStream<2, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
-                         parity);
+      linearStream<2, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
     else if (t.rows <= 32)
-      linearStream<4, 2>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
-                         parity);
+      linearStream<4, 2>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
     else
-      linearStream<8, 1>(t, pp, xs, ldx, accS, ring, slotBytes, bars,
-                         parity);
+      linearStream<8, 1>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
   }
   __syncthreads();
+  // Element i of the sums: the slices are added here, where each element is
+  // read once anyway.
+  const int sliceElems = t.rows * t.vcols;
+  auto sum = [&](int i) {
+    float s = accS[i];
+    for (int w = 1; w < accSlices; ++w)
+      s += accS[w * sliceElems + i];
+    return s;
+  };
   TAWA_MEGA_TASK_STAMP(3);
   // RMSNorm: row r's sums times 1 / RMS(x_r) (the reference's float RMS).
   if (norm) {
@@ -448,12 +522,12 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   if (p.paired) // gate column v, up column v + cols of the same row
     for (int i = threadIdx.x; i < t.rows * t.cols; i += kTaskThreads) {
       const int r = i / t.cols, v = i % t.cols;
-      t.store(r, v, accS[r * t.vcols + v] * scale(r),
-              accS[r * t.vcols + t.cols + v] * scale(r));
+      t.store(r, v, sum(r * t.vcols + v) * scale(r),
+              sum(r * t.vcols + t.cols + v) * scale(r));
     }
   else
     for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-      t.store(i / t.vcols, i % t.vcols, accS[i] * scale(i / t.vcols));
+      t.store(i / t.vcols, i % t.vcols, sum(i) * scale(i / t.vcols));
   // Every armed phase was waited for; the next task continues the phases
   // (every thread has read them: the barrier above).
   if (lane == 0)
