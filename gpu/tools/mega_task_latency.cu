@@ -33,19 +33,27 @@ __device__ long long gStamp[16];
   } while (0)
 
 // Warp 0's time in each step of the linear's weight stream, summed over
-// its stages (gStreamCycles[k]: since the previous mark; [4]: stages).
+// its stages (gStreamCycles[k]: since the previous mark; [4]: stages). The
+// mark's own loads (an L2 round trip: the stores of the previous mark
+// evicted the lines from L1) are issued before its clock read and the next
+// interval starts after they return, so no interval holds them; warp 0 is
+// still slowed by them, so the totals of a build with the marks are not the
+// task's: -DTAWA_MEGA_NO_STREAM_MARKS builds it without them.
 __device__ long long gStreamCycles[5], gStreamLast;
+#ifndef TAWA_MEGA_NO_STREAM_MARKS
 #define TAWA_MEGA_STREAM_MARK(k)                                               \
   do {                                                                         \
     if (threadIdx.x == 0) {                                                    \
+      const long long sum = gStreamCycles[(k) != 0 ? (k) : 4],                 \
+                      last = gStreamLast;                                      \
       const long long now = clock64();                                         \
-      if ((k) != 0)                                                            \
-        gStreamCycles[k] += now - gStreamLast;                                 \
-      else                                                                     \
-        ++gStreamCycles[4];                                                    \
-      gStreamLast = now;                                                       \
+      gStreamCycles[(k) != 0 ? (k) : 4] = (k) != 0 ? sum + now - last : sum + 1; \
+      long long after;                                                         \
+      asm volatile("mov.u64 %0, %%clock64;" : "=l"(after)::"memory");         \
+      gStreamLast = after;                                                     \
     }                                                                          \
   } while (0)
+#endif
 
 #include "tawa/device/mega/tasks/attention.cuh"
 #include "tawa/device/mega/tasks/linear.cuh"

@@ -169,9 +169,15 @@ TGraph Builder::build() {
       partLse = tensor(p + "attn_lse", {B, nKV, chunks, group});
     }
     // Just-in-time where each request's length makes the tasks' costs vary
-    // (MPK §5.2); one request's tasks are known ahead and cost alike, and
-    // ahead of time they skip the scheduler's hop.
-    const LaunchMode attnLaunch = B == 1 ? LaunchMode::Aot : LaunchMode::Jit;
+    // and there are more tasks than workers to balance them over (MPK
+    // §5.2). With one request they cost alike; with at most one task per
+    // worker, round-robin queues place them as the scheduler would, one a
+    // worker. Ahead of time they skip the scheduler's hop, and a worker
+    // starts loading its task's cache rows before the task's inputs are
+    // ready.
+    const LaunchMode attnLaunch = B == 1 || B * nKV * chunks <= o.sms
+                                      ? LaunchMode::Aot
+                                      : LaunchMode::Jit;
     int attnOp = op(p + "attention", OpKind::DecodeAttention, layer,
                     {{"batch", num(B)},
                      {"kv_heads", num(nKV)},

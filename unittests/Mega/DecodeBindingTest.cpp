@@ -173,6 +173,16 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   p = paramsAs<DecodeAttentionParams>(b.params[i]);
   EXPECT_EQ(p.chunks, 1);
   EXPECT_EQ(b.buffers[p.out].name, "l0.attn");
+  // 4 rows x 8 KV heads: no more tasks than SMs, so every task is still AOT.
+  EXPECT_EQ(g.ops[i].launch, LaunchMode::Aot);
+  EXPECT_EQ(p.prefetch, 1);
+
+  o.batch = 16; // 128 attention tasks for 127 SMs: just-in-time
+  o.sms = 127;
+  b = bind(c, o, g);
+  opNamed(g, "l0.attention", i);
+  p = paramsAs<DecodeAttentionParams>(b.params[i]);
+  EXPECT_EQ(g.ops[i].launch, LaunchMode::Jit);
   EXPECT_EQ(p.prefetch, 0); // just-in-time tasks could run in between
 }
 

@@ -178,14 +178,29 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   // One request: every task is known ahead (attention's tasks cost alike).
   for (const Operator &op : g.ops)
     EXPECT_EQ(op.launch, LaunchMode::Aot) << op.name;
-  // Several requests: attention and merge are just-in-time (their costs
-  // follow each request's length), the rest ahead of time.
+  // Several requests with more attention tasks than SMs (4 rows x 8 KV
+  // heads x 5 chunks for 132): attention and merge are just-in-time (their
+  // costs follow each request's length), the rest ahead of time.
   o.batch = 4;
   TGraph g4 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
   for (const Operator &op : g4.ops)
     EXPECT_EQ(op.launch == LaunchMode::Jit,
               op.kind == OpKind::DecodeAttention ||
                   op.kind == OpKind::AttentionMerge)
+        << op.name;
+  // At most one attention task per SM (16 rows x 8 KV heads for 128, no
+  // split): round-robin queues place them one a worker, as the scheduler
+  // would, so every task is ahead of time.
+  o.batch = 16;
+  o.sms = 128;
+  TGraph g16 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
+  for (const Operator &op : g16.ops)
+    EXPECT_EQ(op.launch, LaunchMode::Aot) << op.name;
+  o.sms = 127;
+  g16 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
+  for (const Operator &op : g16.ops)
+    EXPECT_EQ(op.launch == LaunchMode::Jit,
+              op.kind == OpKind::DecodeAttention)
         << op.name;
 }
 

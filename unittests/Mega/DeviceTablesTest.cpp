@@ -18,11 +18,14 @@ using namespace tawa::mega;
 
 namespace {
 
-TGraph plannedTiny(int64_t batch) {
+// `sms`: the SMs the plan fills; with fewer than the attention tasks, those
+// are just-in-time (8: the tiny model's 2 KV heads at batch 2 or more).
+TGraph plannedTiny(int64_t batch, int sms = 8) {
   ModelConfig c = loadInputConfig("qwen3-tiny.json");
   PlanOptions o;
   o.batch = batch;
   o.maxSeq = 600;
+  o.sms = sms;
   TGraph g = buildDecodeGraph(c, o);
   std::string error;
   for (const PassInfo *pass : planPipeline())
