@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The attention chain of each decode layer, from a mega-kernel task trace.
+
+    python3 bench/mega_decode_profile.py --model 8b --batch 1 --csv trace.csv
+    python3 bench/mega_chain.py trace.csv
+
+Reads the CSV that bench/mega_decode_profile.py writes (task, start_ns,
+end_ns, worker, op) and times every layer's chain from the end of its last
+QKV tile (t0): when the attention tasks start and end, grouped by sequence
+chunk (tile % chunks: an operator's tasks have consecutive ids in tile
+order; chunks = attention tasks / merge tasks), when the merges start and
+end, and when the O projection's first task starts and its last ends. Prints
+the means over the layers (and the largest value) in microseconds: what a
+hop, a straggling chunk or the merge costs on the chain between the QKV
+and the O projection (docs/MEGAKERNEL.md, run 162).
+"""
+import argparse
+import collections
+import csv
+import statistics
+import sys
+
+
+def load(path):
+    ops = collections.defaultdict(list)
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            ops[row['op']].append((int(row['task']), int(row['start_ns']), int(row['end_ns'])))
+    for tasks in ops.values():
+        tasks.sort()
+    return ops
+
+
+def chain(ops):
+    """Rows (name, [(start, end, duration) per layer]) in µs from each layer's t0."""
+    layers = sorted((op.split('.', 1)[0] for op in ops if op.endswith('.attention')),
+                    key=lambda name: int(name[1:]))
+    if not layers:
+        raise SystemExit('mega_chain: the trace has no attention operators (lN.attention)')
+    rows = collections.OrderedDict()
+    for layer in layers:
+        qkv, att = ops.get(layer + '.qkv'), ops[layer + '.attention']
+        merge, o = ops.get(layer + '.attn_merge', []), ops.get(layer + '.o_proj')
+        if not qkv or not o:
+            raise SystemExit(f'mega_chain: layer {layer} lacks its qkv or o_proj operator')
+        chunks = len(att) // len(merge) if merge else 1
+        t0 = max(e for _, _, e in qkv)
+
+        def us(ns):
+            return (ns - t0) / 1e3
+
+        for i, (_, s, e) in enumerate(att):
+            rows.setdefault(f'attention chunk {i % chunks}', []).append((us(s), us(e), (e - s) / 1e3))
+        for _, s, e in merge:
+            rows.setdefault('merge', []).append((us(s), us(e), (e - s) / 1e3))
+        rows.setdefault('o_proj first start', []).append((us(min(s for _, s, _ in o)),) * 2 + (0.0,))
+        rows.setdefault('o_proj last end', []).append((us(max(e for _, _, e in o)),) * 2 + (0.0,))
+    return len(layers), rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('csv', help='the trace CSV of bench/mega_decode_profile.py --csv')
+    args = ap.parse_args()
+    n, rows = chain(load(args.csv))
+    print(f'{n} layers; µs from the end of the layer\'s last QKV tile, mean (max)')
+    print(f'{"":20s} {"start":>15s} {"end":>15s} {"task":>15s}')
+    for name, values in rows.items():
+        cols = []
+        for k in range(3):
+            xs = [v[k] for v in values]
+            cols.append(f'{statistics.mean(xs):7.2f} ({max(xs):6.2f})')
+        print(f'{name:20s} ' + ' '.join(cols))
+
+
+if __name__ == '__main__':
+    sys.exit(main())
