@@ -7,7 +7,9 @@
 // repeats, and an instruction-fetch probe times a straight run of 4096
 // independent FMAs cold and hot. For a linear task warp 0 also splits its
 // weight-ring stages (TAWA_MEGA_STREAM_MARK) into the wait for the slot, the
-// products and the refill's copies. The totals are exact; the split between
+// products and the refill's copies, and after the runs the norm's sums of
+// squares are timed alone (twice, then twice with the loop rolled), to tell
+// instruction fetch from the loop itself. The totals are exact; the split between
 // phases is approximate (the compiler may move loads and arithmetic across a
 // clock read).
 //
@@ -70,9 +72,36 @@ struct Result {
   long long mark[kReps][kMarks + 1]; ///< clock64; [kMarks]: after return
   long long stream[kReps][5];        ///< gStreamCycles of each run
   long long fmaCycles[2];            ///< the FMA probe, cold then hot
+  long long normCycles[4]; ///< linear: the norm's sums of squares alone,
+                           ///< twice as linear.cuh has it, twice rolled
   unsigned long long ns0, ns1;       ///< globaltimer around the runs
   long long clk0, clk1;
 };
+
+/// The norm probe's second form: addRowSquares (tasks/linear.cuh) with its
+/// loop rolled (a smaller body to fetch; the loads' latency exposed).
+template <typename RowFn>
+__device__ void addRowSquaresRolled(int rows, int len, RowFn rowAt,
+                                    float *rowScale) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int parts = max(1, kTaskWarps / rows);
+  for (int it = warp; it < rows * parts; it += kTaskWarps) {
+    const int r = it / parts, part = it % parts;
+    const bf16 *row = rowAt(r);
+    float s = 0.f;
+#pragma unroll 1
+    for (int j = (part * 32 + lane) * 8; j < len; j += parts * 256) {
+      float f[8];
+      unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        s = fmaf(f[e], f[e], s);
+    }
+    s = warpSum(s);
+    if (lane == 0)
+      atomicAdd(&rowScale[r], s);
+  }
+}
 
 /// 4096 FMAs in 8 independent chains, straight-line (64 KB of code): its
 /// hot time is issue-bound, its cold time adds the instruction fetches.
@@ -176,6 +205,26 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
   unsigned long long ns1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
   const long long clk1 = clock64();
+  if (Kind == 3) {
+    // The norm phase alone, on the input rows the last run left in shared
+    // memory (one pass: all of K staged): a first call after the task, a
+    // second right after it (its code fetched), then the rolled form twice.
+    // Cold much slower than hot: instruction fetch; both slow: the loop.
+    const LinearSmem m(lp, buffers, tile);
+    auto rowAt = [&](int r) { return m.xs + r * m.ldx; };
+    float *scratch = m.rowScale + 64;
+    for (int v = 0; v < 4; ++v) {
+      __syncthreads();
+      const long long t = clock64();
+      if (v < 2)
+        addRowSquares(m.t.rows, m.kc, rowAt, scratch);
+      else
+        addRowSquaresRolled(m.t.rows, m.kc, rowAt, scratch);
+      __syncthreads();
+      if (threadIdx.x == 0)
+        out->normCycles[v] = clock64() - t;
+    }
+  }
   for (int r = 0; r < 2; ++r) {
     __syncthreads();
     const long long t = clock64();
@@ -221,6 +270,7 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
   const char *const *phase = kind == 3 ? linearPhase : attnPhase;
   std::printf("%s (%.2f GHz; FMA probe cold %lld, hot %lld cycles)\n", name,
               ghz, r.fmaCycles[0], r.fmaCycles[1]);
+
   for (int rep = 0; rep < kReps; ++rep) {
     std::printf("  run %d%s: total %6.2f us |", rep, rep ? " hot " : " cold",
                 (r.mark[rep][kMarks] - r.mark[rep][0]) / ghz / 1e3);
@@ -243,6 +293,10 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
                   r.stream[rep][3] / n / ghz / 1e3);
     }
   }
+  if (kind == 3)
+    std::printf("  norm alone: %.2f then %.2f us; rolled %.2f then %.2f us\n",
+                r.normCycles[0] / ghz / 1e3, r.normCycles[1] / ghz / 1e3,
+                r.normCycles[2] / ghz / 1e3, r.normCycles[3] / ghz / 1e3);
 }
 
 int main(int argc, char **argv) {
