@@ -9,9 +9,11 @@
 // weight-ring stages (TAWA_MEGA_STREAM_MARK) into the wait for the slot, the
 // products and the refill's copies, and after the runs the norm's sums of
 // squares are timed alone (twice, then twice with the loop rolled), to tell
-// instruction fetch from the loop itself. The totals are exact; the split between
-// phases is approximate (the compiler may move loads and arithmetic across a
-// clock read).
+// instruction fetch from the loop itself. The totals are exact for the build
+// that runs (the stream marks slow warp 0: build with
+// -DTAWA_MEGA_NO_STREAM_MARKS for a linear task's own total); the split
+// between phases is approximate (the compiler may move loads and arithmetic
+// across a clock read).
 //
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude \
 //     gpu/tools/mega_task_latency.cu -o /tmp/mega_task_latency
