@@ -80,31 +80,6 @@ struct Result {
   long long clk0, clk1;
 };
 
-/// The norm probe's second form: addRowSquares (tasks/linear.cuh) with its
-/// loop rolled (a smaller body to fetch; the loads' latency exposed).
-template <typename RowFn>
-__device__ void addRowSquaresRolled(int rows, int len, RowFn rowAt,
-                                    float *rowScale) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int parts = max(1, kTaskWarps / rows);
-  for (int it = warp; it < rows * parts; it += kTaskWarps) {
-    const int r = it / parts, part = it % parts;
-    const bf16 *row = rowAt(r);
-    float s = 0.f;
-#pragma unroll 1
-    for (int j = (part * 32 + lane) * 8; j < len; j += parts * 256) {
-      float f[8];
-      unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
-#pragma unroll
-      for (int e = 0; e < 8; ++e)
-        s = fmaf(f[e], f[e], s);
-    }
-    s = warpSum(s);
-    if (lane == 0)
-      atomicAdd(&rowScale[r], s);
-  }
-}
-
 /// 4096 FMAs in 8 independent chains, straight-line (64 KB of code): its
 /// hot time is issue-bound, its cold time adds the instruction fetches.
 __device__ __noinline__ float fmaProbe(float x) {
@@ -221,7 +196,7 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
       if (v < 2)
         addRowSquares(m.t.rows, m.kc, rowAt, scratch);
       else
-        addRowSquaresRolled(m.t.rows, m.kc, rowAt, scratch);
+        addRowSquares<1>(m.t.rows, m.kc, rowAt, scratch);
       __syncthreads();
       if (threadIdx.x == 0)
         out->normCycles[v] = clock64() - t;

@@ -397,8 +397,9 @@ __device__ inline void linearPrefetch(const LinearParams &p,
 /// Each warp: sums of squares of the tile's rows, `len` elements from
 /// `rowAt(r)`, added to rowScale[r] (zeroed before). Warps take (row, part)
 /// pairs so that a small batch still uses every warp; each lane keeps
-/// several 16-byte loads in flight.
-template <typename RowFn>
+/// several 16-byte loads in flight (`Unroll`: 1 for the latency tool's
+/// rolled probe).
+template <int Unroll = 8, typename RowFn>
 __device__ void addRowSquares(int rows, int len, RowFn rowAt,
                               float *rowScale) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -407,7 +408,7 @@ __device__ void addRowSquares(int rows, int len, RowFn rowAt,
     const int r = it / parts, part = it % parts;
     const bf16 *row = rowAt(r);
     float s = 0.f;
-#pragma unroll 8
+#pragma unroll Unroll
     for (int j = (part * 32 + lane) * 8; j < len; j += parts * 256) {
       float f[8];
       unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
