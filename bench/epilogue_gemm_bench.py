@@ -60,6 +60,9 @@ def main():
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--config", action="append", default=[],
+                    help="also time this configuration of each kernel (where the manifest has it and its "
+                         "CUBIN differs from the default's), in the same rounds; reported as default / config")
     args = ap.parse_args()
     manifest = json.load(open(args.manifest))
     base = os.path.dirname(os.path.abspath(args.manifest))
@@ -115,19 +118,19 @@ def main():
         fns = {"tawa": plan, "triton": triton_fn(triton_best[1]), "vendor": vendor}
         # The optimal schedule's kernel where its CUDA differs from the
         # default's (gemm_axpby_bf16: all epilogue boxes deferred).
-        opt = gemm_bench.kernel_row(by_id, base, kid + "/OPT")
-        if opt is not None and cubin(base, kid + "/OPT") != cubin(base, kid + "/default"):
-            outs["tawa_opt"] = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
-            extra = [scale] if wl == "scale_silu" else []
+        # And the configurations asked for (--config), likewise.
+        for config, name in [("OPT", "tawa_opt")] + [(c, f"tawa:{c}") for c in args.config]:
+            other = gemm_bench.kernel_row(by_id, base, f"{kid}/{config}")
+            if other is None or cubin(base, f"{kid}/{config}") == cubin(base, kid + "/default"):
+                continue
+            outs[name] = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
             if wl == "scale_silu":
-                fns["tawa_opt"] = opt.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                                                     *workloads.desc_args(outs["tawa_opt"]), *extra, m, n, k,
-                                                     grid=grid)
+                fns[name] = other.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                                                 *workloads.desc_args(outs[name]), scale, m, n, k, grid=grid)
             else:
-                fns["tawa_opt"] = opt.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
-                                                     *workloads.desc_args(c),
-                                                     *workloads.desc_args(outs["tawa_opt"]), ALPHA, BETA,
-                                                     m, n, k, grid=grid)
+                fns[name] = other.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
+                                                 *workloads.desc_args(c), *workloads.desc_args(outs[name]),
+                                                 ALPHA, BETA, m, n, k, grid=grid)
         errs = {}
         for name, fn in fns.items():
             fn()
@@ -140,6 +143,8 @@ def main():
                "tflops": tf, "rel_error": errs, "triton_stages": triton_best[1],
                "ratio_triton": tf["tawa"] / tf["triton"], "ratio_vendor": tf["tawa"] / tf["vendor"],
                "opt_over_default": tf["tawa_opt"] / tf["tawa"] if "tawa_opt" in tf else None,
+               "default_over_config": {name.split(":", 1)[1]: tf["tawa"] / tf[name]
+                                       for name in tf if name.startswith("tawa:")},
                "ok": ok}
         rows.append(row)
         failed |= not ok
@@ -147,6 +152,7 @@ def main():
               f"cuBLAS(+epi) {tf['vendor']:6.1f} TFLOP/s  tawa/Triton {row['ratio_triton']:.3f}  "
               f"tawa/cuBLAS {row['ratio_vendor']:.3f}  "
               + (f"OPT/default {row['opt_over_default']:.3f}  " if row["opt_over_default"] else "")
+              + "".join(f"default/{c} {r:.3f}  " for c, r in row["default_over_config"].items())
               + "errors "
               f"{', '.join(f'{s} {e:.1e}' for s, e in errs.items())}", flush=True)
     if args.json:

@@ -47,6 +47,9 @@ def main():
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--config", action="append", default=[],
+                    help="also time this configuration of each kernel (where the manifest has it), "
+                         "in the same rounds; reported as default / config")
     args = ap.parse_args()
     manifest = json.load(open(args.manifest))
     base = os.path.dirname(os.path.abspath(args.manifest))
@@ -64,11 +67,16 @@ def main():
         a = a_store.T if a_col else a_store
         b = torch.randn(k, n, device="cuda").to(torch.float16)
         ref = a.float() @ b.float()
+        extra = {c: gemm_bench.kernel_row(by_id, base, f"{kid}/{c}") for c in args.config}
+        extra = {c: kr for c, kr in extra.items() if kr is not None}
         outs = {s: torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-                for s in ("tawa", "triton", "cublas")}
+                for s in ["tawa", "triton", "cublas"] + [f"tawa:{c}" for c in extra]}
         grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
         plan = kern.kernel.prepare(a_store, b, outs["tawa"], m, n, k, a_store.stride(0), b.stride(0),
                                    outs["tawa"].stride(0), grid=grid)
+        extra_plans = {f"tawa:{c}": kr.kernel.prepare(a_store, b, outs[f"tawa:{c}"], m, n, k, a_store.stride(0),
+                                                       b.stride(0), outs[f"tawa:{c}"].stride(0), grid=grid)
+                       for c, kr in extra.items()}
 
         def triton_fn(stages):
             def run():
@@ -82,7 +90,7 @@ def main():
             torch.matmul(a, b, out=outs["cublas"])
 
         triton_best = min((gemm_bench.median_ms(triton_fn(s)), s) for s in (3, 4))
-        fns = {"tawa": plan, "triton": triton_fn(triton_best[1]), "cublas": cublas}
+        fns = {"tawa": plan, "triton": triton_fn(triton_best[1]), "cublas": cublas, **extra_plans}
         errs = {}
         for name, fn in fns.items():
             fn()
@@ -94,12 +102,15 @@ def main():
         row = {"kernel": kid, "shape": [m, n, k], "tile": [bm, bn, bk], "a_column_major": a_col,
                "tflops": tf, "rel_error": errs, "triton_stages": triton_best[1],
                "ratio_triton": tf["tawa"] / tf["triton"], "ratio_cublas": tf["tawa"] / tf["cublas"],
-               "ok": ok}
+               "ok": ok,
+               "default_over_config": {name.split(":", 1)[1]: tf["tawa"] / tf[name] for name in extra_plans}}
         rows.append(row)
         failed |= not ok
+        configs = "".join(f"  default/{c} {r:.3f}" for c, r in row["default_over_config"].items())
         print(f"{'PASS' if ok else 'FAIL'} {kid:38s} tawa {tf['tawa']:6.1f}  Triton {tf['triton']:6.1f}  "
               f"cuBLAS {tf['cublas']:6.1f} TFLOP/s  tawa/Triton {row['ratio_triton']:.3f}  "
-              f"tawa/cuBLAS {row['ratio_cublas']:.3f}  errors {', '.join(f'{s} {e:.1e}' for s, e in errs.items())}")
+              f"tawa/cuBLAS {row['ratio_cublas']:.3f}{configs}  "
+              f"errors {', '.join(f'{s} {e:.1e}' for s, e in errs.items())}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)

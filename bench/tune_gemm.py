@@ -73,6 +73,15 @@ CASES = [
     ("examples/gemm_fp8", (8192, 8192, 16384), ["default", "OPT", "OPTP1"]),
     ("examples/gemm_fp16_128x128", (8192, 8192, 4096), ["default", "OPT", "G2"]),
     ("examples/gemm_fp16_128x128", (8192, 8192, 1024), ["default", "OPT", "G2"]),
+    # 128 x 128 tiles of a 1-D grid paired along the tile column, their
+    # products fused into one m64n256 wgmma (the default) against the kernel
+    # unpaired (ping-pong, the default before), cuBLAS alongside.
+    ("examples/gemm_fp16_128x128", (8192, 8192, 1024), ["default", "NOPAIR", "cublas"]),
+    ("examples/gemm_fp16_128x128", (8192, 8192, 4096), ["default", "NOPAIR", "cublas"]),
+    ("examples/gemm_fp16_128x128", (8192, 8192, 8192), ["default", "NOPAIR", "cublas"]),
+    ("examples/gemm_fp16_bk32", (8192, 8192, 8192), ["default", "NOPAIR", "cublas"]),
+    ("examples/gemm_bf16_bk16", (8192, 8192, 8192), ["default", "NOPAIR", "cublas"]),
+    ("examples/gemm_fp8_bk32", (8192, 8192, 8192), ["default", "NOPAIR", "cublas"]),
 ]
 
 

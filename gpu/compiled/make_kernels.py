@@ -70,7 +70,7 @@ KERNELS = {
 
 # The pointer-tile kernels build the defaults and a few variants, not the
 # whole sweep of the descriptor GEMMs they share their code paths with.
-POINTER_CONFIGS = {"default", "D3P1", "D4P1", "NP", "OPT", "PP", "NOPP"}
+POINTER_CONFIGS = {"default", "D3P1", "D4P1", "NP", "OPT", "PP", "NOPP", "NOPAIR"}
 
 # Kernels whose K blocks have rows of 64 or 32 bytes (TMA's and wgmma's 64-
 # and 32-byte swizzles), under the default and a few configurations that
@@ -89,7 +89,8 @@ NARROW_K_CONFIGS = [("default", []), ("NOPP", ["--pingpong=false"]),
                     ("G1NP", ["--consumer-groups=1", "--persistent=false"]),
                     ("NOPPC2", ["--pingpong=false", "--cluster=2"]),
                     ("D2P1", ["--aref-depth=2", "--mma-depth=1"]),
-                    ("OPT", ["--schedule=optimal"])]
+                    ("OPT", ["--schedule=optimal"]),
+                    ("NOPAIR", ["--pair-programs=off"])]
 
 
 def narrow_k_jobs(sweep):
@@ -234,10 +235,15 @@ def kernel_jobs(sweep):
                 continue
             if name == "NOPPC2" and ("grouped" in kid or "persistent" in kid):
                 continue
-            # Pairing shares a tile only where its coordinates do not depend
-            # on program_id(0) (the batched and bias samples; the others map
-            # one program id to both tile coordinates).
-            if name in ("PAIR", "NOPAIR") and not any(t in kid for t in ("batched", "bias_relu")):
+            # Pairing along x shares a tile only where its coordinates do not
+            # depend on program_id(0) (the batched and bias samples; the
+            # others map one program id to both tile coordinates). The
+            # default pairs along y the batched and bias samples and the
+            # 128 x 128 tiles of a 1-D grid's tile map; NOPAIR is the kernel
+            # unpaired (ping-pong).
+            if name == "PAIR" and not any(t in kid for t in ("batched", "bias_relu")):
+                continue
+            if name == "NOPAIR" and not any(t in kid for t in ("batched", "bias_relu", "128x128")):
                 continue
             # Only the samples that walk their own tiles have an order to keep.
             if name == "NOSW" and not any(t in kid for t in ("grouped", "persistent")):

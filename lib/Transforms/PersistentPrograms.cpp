@@ -26,8 +26,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <functional>
 
 namespace tawa {
 #define GEN_PASS_DEF_PERSISTENTPROGRAMS
@@ -134,6 +137,47 @@ bool tawa::walksProgramsItself(Operation *func) {
 
 namespace {
 
+/// Clones `countOp` with the ops it is computed from before `b`'s point,
+/// tt.get_num_programs read from `counts`; fails where the slice reads a
+/// program id, has effects or regions, or uses a value of a nested region.
+FailureOr<Value> cloneCount(OpBuilder &b, Operation *countOp,
+                            ArrayRef<Value> counts) {
+  Block *body = countOp->getBlock();
+  SmallVector<Operation *> order;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  std::function<bool(Operation *)> visit = [&](Operation *op) {
+    if (!seen.insert(op).second)
+      return true;
+    // Memory-effect free is enough (a division need not be speculatable):
+    // like the original, the clone runs unconditionally at the top level.
+    if (op->getBlock() != body || op->getNumRegions() ||
+        !isMemoryEffectFree(op) || isa<tt::GetProgramIdOp>(op))
+      return false;
+    if (!isa<tt::GetNumProgramsOp>(op))
+      for (Value v : op->getOperands()) {
+        if (Operation *def = v.getDefiningOp()) {
+          if (!visit(def))
+            return false;
+        } else if (cast<BlockArgument>(v).getOwner() != body) {
+          return false;
+        }
+      }
+    order.push_back(op);
+    return true;
+  };
+  if (!visit(countOp))
+    return failure();
+  IRMapping mapping;
+  for (Operation *op : order) {
+    if (auto num = dyn_cast<tt::GetNumProgramsOp>(op)) {
+      mapping.map(num.getResult(), counts[static_cast<int>(num.getAxis())]);
+      continue;
+    }
+    b.clone(*op, mapping);
+  }
+  return mapping.lookup(countOp->getResult(0));
+}
+
 struct PersistentPrograms
     : public tawa::impl::PersistentProgramsBase<PersistentPrograms> {
   using PersistentProgramsBase::PersistentProgramsBase;
@@ -225,7 +269,23 @@ struct PersistentPrograms
     // ceil(n / 2) of them along the paired axis, while tt.get_num_programs
     // still reads the program grid.
     Value xs = counts[0], ys = counts[1];
-    if (auto paired = func->getAttrOfType<IntegerAttr>(kPairedProgramsAttr)) {
+    // A count of programs along x the kernel computed (paired tiles of a 1-D
+    // tile map): its slice is cloned before the loop, the grid read from
+    // the arguments above.
+    Operation *countOp = nullptr;
+    for (Operation &op : body.without_terminator())
+      if (op.hasAttr(kProgramCountAttr))
+        countOp = &op;
+    if (countOp) {
+      FailureOr<Value> count = cloneCount(b, countOp, counts);
+      if (failed(count)) {
+        countOp->emitError("the program count is not computed from the "
+                           "kernel's arguments and the program grid alone");
+        return signalPassFailure();
+      }
+      xs = *count;
+    } else if (auto paired =
+                   func->getAttrOfType<IntegerAttr>(kPairedProgramsAttr)) {
       Value &n = paired.getInt() == 1 ? ys : xs;
       Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
       Value two = arith::ConstantIntOp::create(b, loc, 2, 32);

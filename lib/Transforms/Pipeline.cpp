@@ -33,6 +33,7 @@ void addProgramPasses(OpPassManager &pm,
   if (options.persistent && options.pairPrograms != Pair::Off &&
       (options.pairPrograms != Pair::Auto || autoFits)) {
     ProgramPairingOptions pairing;
+    pairing.arefDepth = options.arefDepth;
     pairing.axis = options.pairPrograms == Pair::X   ? "x"
                    : options.pairPrograms == Pair::Y ? "y"
                                                      : "auto";

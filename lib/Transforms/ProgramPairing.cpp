@@ -18,16 +18,26 @@
 // same with the roles of A and B swapped; there the two products share A,
 // and the CUDA emitter issues them as one wgmma of twice the width.
 //
+// A kernel of a 1-D grid that computes its tile's row and column from
+// program_id(0) (Triton's grouped order, or row- or column-major) is paired
+// along the coordinate its B tile reads: pair q walks the R x ceil(C / 2)
+// pairs of tiles (r, 2c) and (r, 2c + 1) in groups of rows, where the
+// launch is the R * C programs of that rectangle (checked at run time; any
+// other launch runs the kernel's own map, one tile per pair, the second
+// product discarded).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
+#include "tawa/Transforms/TileOrder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -57,6 +67,259 @@ bool writesMemory(Operation *op) {
                                                      : WalkResult::advance();
   });
   return r.wasInterrupted();
+}
+
+bool isConstantInt(Value v, int64_t *value) {
+  APInt c;
+  if (!matchPattern(v, m_ConstantInt(&c)))
+    return false;
+  *value = c.getSExtValue();
+  return true;
+}
+
+/// `v` = OpTy(a, other) or OpTy(other, a): `other`, else null.
+template <typename OpTy> Value otherOperand(Value v, Value a) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op)
+    return {};
+  if (op.getLhs() == a)
+    return op.getRhs();
+  if (op.getRhs() == a)
+    return op.getLhs();
+  return {};
+}
+
+/// `v` = OpTy(x, constant) or OpTy(constant, x) with a positive constant:
+/// x and the constant.
+template <typename OpTy>
+std::optional<std::pair<Value, int64_t>> byConstant(Value v) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op)
+    return std::nullopt;
+  int64_t c;
+  if (isConstantInt(op.getRhs(), &c) && c > 0)
+    return std::make_pair(op.getLhs(), c);
+  if (isConstantInt(op.getLhs(), &c) && c > 0)
+    return std::make_pair(op.getRhs(), c);
+  return std::nullopt;
+}
+
+/// A 1-D program grid whose program p computes the tile (row, col) of a
+/// rows x cols rectangle, a bijection where the launch has rows * cols
+/// programs. Either Triton's grouped order
+///   width = cols * G; group = p / width; first = group * G
+///   height = min(rows - first, G); in = p % width % height
+///   row = first + in; col = p % width / height
+/// (the kernel may use group, first and in instead of row: the pointer-tile
+/// rewrite distributes row * BM over the sum), or p / n and p % n, one
+/// extent being n and the other the launch's programs / n.
+struct TileMap {
+  tt::GetProgramIdOp pid;
+  bool grouped = false;
+  // Grouped order.
+  Value group, first, in, row, col; // row and first may be null
+  Value rows, cols;
+  int64_t groupRows = 8;
+  // p / n and p % n.
+  Value quotient, remainder, divisor;
+  /// The ops computing them from the program id.
+  llvm::SmallPtrSet<Operation *, 16> ops;
+  /// The values the kernel may read.
+  SmallVector<Value> outputs() const {
+    SmallVector<Value> out;
+    for (Value v : {group, first, in, row, col, quotient, remainder})
+      if (v)
+        out.push_back(v);
+    return out;
+  }
+};
+
+std::optional<TileMap> matchGroupedOrder(tt::GetProgramIdOp pid) {
+  Value p = pid.getResult();
+  for (Operation *user : p.getUsers()) {
+    // group = p / width, width = cols * G
+    auto groupDiv = dyn_cast<arith::DivSIOp>(user);
+    if (!groupDiv || groupDiv.getLhs() != p)
+      continue;
+    Value width = groupDiv.getRhs();
+    auto widthOf = byConstant<arith::MulIOp>(width);
+    if (!widthOf)
+      continue;
+    int64_t g = widthOf->second;
+    arith::RemSIOp pRem;
+    for (Operation *u : p.getUsers())
+      if (auto r = dyn_cast<arith::RemSIOp>(u);
+          r && r.getLhs() == p && r.getRhs() == width)
+        pRem = r;
+    if (!pRem)
+      continue;
+    // first = group * G; height = min(rows - first, G)
+    for (Operation *groupUser : groupDiv->getUsers()) {
+      Value first =
+          groupUser->getNumResults() == 1 ? groupUser->getResult(0) : Value();
+      auto firstOf = first ? byConstant<arith::MulIOp>(first) : std::nullopt;
+      if (!firstOf || firstOf->first != groupDiv.getResult() ||
+          firstOf->second != g)
+        continue;
+      for (Operation *firstUser : first.getUsers()) {
+        auto left = dyn_cast<arith::SubIOp>(firstUser);
+        if (!left || left.getRhs() != first)
+          continue;
+        for (Operation *leftUser : left->getUsers()) {
+          Value height = leftUser->getResult(0);
+          auto heightOf = byConstant<arith::MinSIOp>(height);
+          if (!heightOf || heightOf->first != left.getResult() ||
+              heightOf->second != g)
+            continue;
+          // in = p % width % height; col = p % width / height
+          arith::RemSIOp inRem;
+          arith::DivSIOp colDiv;
+          for (Operation *u : pRem->getUsers()) {
+            if (auto r = dyn_cast<arith::RemSIOp>(u);
+                r && r.getLhs() == pRem.getResult() && r.getRhs() == height)
+              inRem = r;
+            if (auto d = dyn_cast<arith::DivSIOp>(u);
+                d && d.getLhs() == pRem.getResult() && d.getRhs() == height)
+              colDiv = d;
+          }
+          if (!inRem || !colDiv)
+            continue;
+          TileMap map;
+          map.pid = pid;
+          map.grouped = true;
+          map.group = groupDiv.getResult();
+          map.in = inRem.getResult();
+          map.col = colDiv.getResult();
+          map.rows = left.getLhs();
+          map.cols = widthOf->first;
+          map.groupRows = g;
+          for (Value v : {width, pRem.getResult(), map.group, first,
+                          left.getResult(), height, map.in, map.col})
+            map.ops.insert(v.getDefiningOp());
+          // Where the kernel uses first, it is an output too.
+          map.first = first;
+          for (Operation *u : first.getUsers())
+            if (auto add = dyn_cast<arith::AddIOp>(u))
+              if (otherOperand<arith::AddIOp>(add.getResult(), first) ==
+                  map.in) {
+                map.row = add.getResult();
+                map.ops.insert(add);
+              }
+          return map;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<TileMap> matchDivRem(tt::GetProgramIdOp pid) {
+  Value p = pid.getResult();
+  arith::DivSIOp div;
+  arith::RemSIOp rem;
+  for (Operation *user : p.getUsers()) {
+    if (auto d = dyn_cast<arith::DivSIOp>(user); d && d.getLhs() == p)
+      div = div ? arith::DivSIOp() : d;
+    if (auto r = dyn_cast<arith::RemSIOp>(user); r && r.getLhs() == p)
+      rem = rem ? arith::RemSIOp() : r;
+  }
+  if (!div || !rem || div.getRhs() != rem.getRhs())
+    return std::nullopt;
+  TileMap map;
+  map.pid = pid;
+  map.quotient = div.getResult();
+  map.remainder = rem.getResult();
+  map.divisor = div.getRhs();
+  map.ops.insert(div);
+  map.ops.insert(rem);
+  return map;
+}
+
+/// Whether `v` is computed from `from` (through any ops but those of
+/// `opaque`, whose results count as themselves only).
+bool derivesFrom(Value v, Value from, llvm::DenseSet<Value> &seen,
+                 const llvm::SmallPtrSetImpl<Operation *> *opaque = nullptr) {
+  if (v == from)
+    return true;
+  if (!seen.insert(v).second)
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def || (opaque && opaque->contains(def)))
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return derivesFrom(operand, from, seen, opaque);
+  });
+}
+
+/// The kernel's tile map where it has one: a 1-D grid (program_id(0) read
+/// once, by the map's ops alone; no other axis read), nothing but the map
+/// reading its intermediate values, the rectangle's extents not computed
+/// from the program id.
+std::optional<TileMap> matchTileMap(tt::FuncOp func) {
+  SmallVector<tt::GetProgramIdOp> pids;
+  func.walk([&](tt::GetProgramIdOp pid) { pids.push_back(pid); });
+  if (pids.size() != 1 || pids[0].getAxis() != tt::ProgramIDDim::X ||
+      pids[0]->getBlock() != &func.getBody().front())
+    return std::nullopt;
+  Block &body = func.getBody().front();
+  std::optional<TileMap> map = matchGroupedOrder(pids[0]);
+  if (!map)
+    map = matchDivRem(pids[0]);
+  if (!map)
+    return std::nullopt;
+  SmallVector<Value> outputs = map->outputs();
+  for (Operation *op : map->ops) {
+    if (op->getBlock() != &body)
+      return std::nullopt;
+    if (llvm::is_contained(outputs, op->getResult(0)))
+      continue;
+    for (Operation *user : op->getUsers())
+      if (!map->ops.contains(user))
+        return std::nullopt;
+  }
+  for (Operation *user : pids[0]->getUsers())
+    if (!map->ops.contains(user))
+      return std::nullopt;
+  for (Value extent : {map->rows, map->cols, map->divisor}) {
+    llvm::DenseSet<Value> seen;
+    if (extent && derivesFrom(extent, pids[0].getResult(), seen))
+      return std::nullopt;
+  }
+  return map;
+}
+
+/// The output of `map` that the product's B tile reads and its A tile does
+/// not (for the grouped order, only the column): the coordinate along which
+/// pairs share A. Null where there is none.
+Value pairedCoordinate(const TileMap &map, tt::DotOp dot) {
+  // Through the kernel's ops only: the map's outputs are computed from one
+  // another.
+  auto reads = [&](Value operand, Value coordinate) {
+    llvm::DenseSet<Value> seen;
+    return derivesFrom(operand, coordinate, seen, &map.ops);
+  };
+  if (map.grouped)
+    return reads(dot.getB(), map.col) && !reads(dot.getA(), map.col) &&
+                   llvm::none_of(map.outputs(),
+                                 [&](Value v) {
+                                   return v != map.col && reads(dot.getB(), v);
+                                 })
+               ? map.col
+               : Value();
+  for (auto [c, other] : {std::make_pair(map.remainder, map.quotient),
+                          std::make_pair(map.quotient, map.remainder)})
+    if (reads(dot.getB(), c) && !reads(dot.getA(), c) &&
+        !reads(dot.getB(), other))
+      return c;
+  return {};
+}
+
+/// The one tt.dot of the kernel's top-level loops, or null.
+tt::DotOp singleLoopDot(tt::FuncOp func) {
+  SmallVector<tt::DotOp> dots;
+  for (auto forOp : func.getBody().front().getOps<scf::ForOp>())
+    forOp.walk([&](tt::DotOp dot) { dots.push_back(dot); });
+  return dots.size() == 1 ? dots.front() : tt::DotOp();
 }
 
 /// The values the second program computes differently from the first.
@@ -110,7 +373,7 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       // user wrote it.
       quiet = true;
       auto copy = cast<tt::FuncOp>(func->clone()); // not inserted anywhere
-      bool ok = succeeded(pair(copy));
+      bool ok = succeeded(pair(copy)) && ringsFit(copy);
       if (ok) {
         func.getBody().takeBody(copy.getBody());
         func->setAttr(kPairedProgramsAttr, copy->getAttr(kPairedProgramsAttr));
@@ -120,6 +383,23 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     }
     if (failed(pair(func)))
       signalPassFailure();
+  }
+
+  /// Whether a ring of the given depth (`arefDepth`; 0: the compiler's
+  /// choice, which fits) holds the paired K loop's tiles in Hopper's shared
+  /// memory: auto pairing makes a slot half as large again, so an explicit
+  /// depth that fit the kernel as written may not fit it paired.
+  bool ringsFit(tt::FuncOp func) {
+    if (arefDepth <= 0)
+      return true;
+    int64_t slotBytes = 0;
+    for (auto forOp : func.getBody().front().getOps<scf::ForOp>())
+      forOp.walk([&](tt::DescriptorLoadOp load) {
+        auto type = cast<RankedTensorType>(load.getType());
+        slotBytes += type.getNumElements() *
+                     type.getElementType().getIntOrFloatBitWidth() / 8;
+      });
+    return slotBytes * arefDepth <= 227 * 1024;
   }
 
   LogicalResult fail(Operation *at, const Twine &why) {
@@ -137,23 +417,25 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
   static bool productsFuseAlongY(tt::FuncOp func) {
     if (!func.getBody().hasOneBlock())
       return false;
+    tt::DotOp dot = singleLoopDot(func);
+    if (!dot)
+      return false;
+    // The pairing axis: program_id(1), or the column a 1-D tile map
+    // computes (the coordinate B reads).
+    Value seed;
+    if (std::optional<TileMap> map = matchTileMap(func))
+      seed = pairedCoordinate(*map, dot);
     llvm::DenseSet<Value> onY;
     func.walk([&](Operation *op) {
       bool reads = false;
       if (auto pid = dyn_cast<tt::GetProgramIdOp>(op))
         reads = pid.getAxis() == tt::ProgramIDDim::Y;
       for (Value operand : op->getOperands())
-        reads |= onY.contains(operand);
+        reads |= onY.contains(operand) || (seed && operand == seed);
       if (reads)
         for (Value r : op->getResults())
           onY.insert(r);
     });
-    SmallVector<tt::DotOp> dots;
-    for (auto forOp : func.getBody().front().getOps<scf::ForOp>())
-      forOp.walk([&](tt::DotOp dot) { dots.push_back(dot); });
-    if (dots.size() != 1)
-      return false;
-    tt::DotOp dot = dots.front();
     auto type = cast<RankedTensorType>(dot.getType());
     // 128 rows: two consumer groups of one 64-row fragment each.
     if (type.getRank() != 2 || type.getShape()[0] != 128 ||
@@ -163,6 +445,11 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     auto trans = dot.getB().getDefiningOp<tt::TransOp>();
     auto b = trans ? trans.getSrc().getDefiningOp<tt::DescriptorLoadOp>()
                    : dot.getB().getDefiningOp<tt::DescriptorLoadOp>();
+    // An 8-bit B stored [K, N] is transposed in shared memory for wgmma
+    // (K-major only), and transposed tiles do not fuse.
+    auto bType = cast<RankedTensorType>(dot.getB().getType());
+    if (!trans && bType.getElementType().getIntOrFloatBitWidth() == 8)
+      return false;
     return a && b && !onY.contains(a.getResult()) &&
            onY.contains(b.getResult());
   }
@@ -178,8 +465,19 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       if (pid.getAxis() == dim)
         pids.push_back(pid);
     });
-    if (pids.empty())
-      return fail(func, "the kernel does not read " + pidName);
+    // Along y, a 1-D grid whose programs compute a tile's row and column
+    // pairs along the column its B tile reads.
+    std::optional<TileMap> map;
+    if (pids.empty() && dim == tt::ProgramIDDim::Y)
+      map = matchTileMap(func);
+    if (pids.empty() && !map)
+      return fail(func,
+                  "the kernel does not read " + pidName +
+                      (dim == tt::ProgramIDDim::Y
+                           ? " and does not compute its tile's row and "
+                             "column from program_id(0) (Triton's grouped "
+                             "order, or row- or column-major)"
+                           : ""));
 
     // The K loop: the one top-level loop with a product.
     scf::ForOp kLoop;
@@ -195,21 +493,26 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     if (!kLoop)
       return fail(func, "the kernel has no top-level loop with a tt.dot");
 
-    OpBuilder b(&body, body.begin());
     Location loc = func.getLoc();
-    auto axisAttr = tt::ProgramIDDimAttr::get(func.getContext(), dim);
-    Type i32 = b.getI32Type();
-    Value q = tt::GetProgramIdOp::create(b, loc, i32, axisAttr);
-    Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
-    Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
-    Value x0 = arith::MulIOp::create(b, loc, q, two);
-    Value x1 = arith::AddIOp::create(b, loc, x0, one);
-    Value nx = tt::GetNumProgramsOp::create(b, loc, i32, axisAttr);
-    Value second =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x1, nx);
-    for (tt::GetProgramIdOp pid : pids) {
-      pid.getResult().replaceAllUsesWith(x0);
-      pid.erase();
+    Value x0, x1, second;
+    if (map) {
+      if (failed(pairTileMap(func, *map, kLoop, x0, x1, second)))
+        return failure();
+    } else {
+      OpBuilder b(&body, body.begin());
+      auto axisAttr = tt::ProgramIDDimAttr::get(func.getContext(), dim);
+      Type i32 = b.getI32Type();
+      Value q = tt::GetProgramIdOp::create(b, loc, i32, axisAttr);
+      Value two = arith::ConstantIntOp::create(b, loc, 2, 32);
+      Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+      x0 = arith::MulIOp::create(b, loc, q, two);
+      x1 = arith::AddIOp::create(b, loc, x0, one);
+      Value nx = tt::GetNumProgramsOp::create(b, loc, i32, axisAttr);
+      second = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x1, nx);
+      for (tt::GetProgramIdOp pid : pids) {
+        pid.getResult().replaceAllUsesWith(x0);
+        pid.erase();
+      }
     }
     Operation *firstOriginal = second.getDefiningOp()->getNextNode();
 
@@ -221,6 +524,10 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     // Checks before anything else changes.
     {
       Varying probe = varying;
+      for (Operation *op = &body.front(); op != firstOriginal;
+           op = op->getNextNode())
+        if (writesMemory(op))
+          return fail(op, "an operation before the K loop writes memory");
       for (Operation *op = firstOriginal; op != kLoop; op = op->getNextNode()) {
         if (writesMemory(op))
           return fail(op, "an operation before the K loop writes memory");
@@ -293,7 +600,132 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     for (Operation *op : epilogue)
       thenB.clone(*op, copy);
     func->setAttr(kPairedProgramsAttr,
-                  b.getI32IntegerAttr(static_cast<int32_t>(dim)));
+                  end.getI32IntegerAttr(static_cast<int32_t>(dim)));
+    return success();
+  }
+
+  /// Pairs along the coordinate of `map` that B reads: pair q is the tiles
+  /// (s, 2c) and (s, 2c + 1), (s, c) the q-th of the rectangle of pairs in
+  /// groups of rows, where the launch is the rectangle's programs (one
+  /// axis); any other launch runs the kernel's own map with the second
+  /// program's store off. Sets the first program's coordinate x0, the
+  /// second's x1, and whether the second is a tile of the rectangle.
+  LogicalResult pairTileMap(tt::FuncOp func, const TileMap &map,
+                            scf::ForOp kLoop, Value &x0, Value &x1,
+                            Value &second) {
+    Block &body = func.getBody().front();
+    SmallVector<tt::DotOp> dots;
+    kLoop.walk([&](tt::DotOp dot) { dots.push_back(dot); });
+    if (dots.size() != 1)
+      return fail(kLoop, "the K loop has more than one tt.dot");
+    Value paired = pairedCoordinate(map, dots.front());
+    if (!paired)
+      return fail(dots.front(),
+                  map.grouped
+                      ? "the product's B operand does not read the tile "
+                        "column alone, or its A operand reads it too"
+                      : "the product's B operand reads no tile coordinate "
+                        "that its A operand does not read");
+    SmallVector<Value> outputs = map.outputs();
+    Operation *last = nullptr;
+    for (Value v : outputs)
+      if (!last || last->isBeforeInBlock(v.getDefiningOp()))
+        last = v.getDefiningOp();
+    for (Value v : outputs)
+      for (OpOperand &use : v.getUses()) {
+        Operation *owner = body.findAncestorOpInBlock(*use.getOwner());
+        if (!owner || map.ops.contains(owner))
+          continue;
+        if (!last->isBeforeInBlock(owner))
+          return fail(owner, "the tile's coordinates are used before all "
+                             "are computed");
+      }
+
+    OpBuilder b(func.getContext());
+    b.setInsertionPointAfter(last);
+    Location loc = const_cast<TileMap &>(map).pid.getLoc();
+    Type i32 = b.getI32Type();
+    auto axis = [&](tt::ProgramIDDim d) {
+      return tt::ProgramIDDimAttr::get(func.getContext(), d);
+    };
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, v, 32);
+    };
+    Value q =
+        tt::GetProgramIdOp::create(b, loc, i32, axis(tt::ProgramIDDim::X));
+    Value nx =
+        tt::GetNumProgramsOp::create(b, loc, i32, axis(tt::ProgramIDDim::X));
+    Value ny =
+        tt::GetNumProgramsOp::create(b, loc, i32, axis(tt::ProgramIDDim::Y));
+    Value nz =
+        tt::GetNumProgramsOp::create(b, loc, i32, axis(tt::ProgramIDDim::Z));
+    Value one = constant(1), two = constant(2);
+    Value group = constant(map.groupRows);
+    // Divisors at least 1: the selects below evaluate both sides.
+    auto atLeastOne = [&](Value v) -> Value {
+      return arith::MaxSIOp::create(b, loc, v, one);
+    };
+    Value sharedExtent, pairedExtent;
+    if (map.grouped) {
+      sharedExtent = map.rows;
+      pairedExtent = map.cols;
+    } else {
+      Value other = arith::DivSIOp::create(b, loc, nx, atLeastOne(map.divisor));
+      bool pairsRemainder = paired == map.remainder;
+      pairedExtent = pairsRemainder ? map.divisor : other;
+      sharedExtent = pairsRemainder ? other : map.divisor;
+    }
+    Value half = arith::DivSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, pairedExtent, one), two);
+    // The launch is the rectangle: then its programs are its tiles, once.
+    Value ok = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, nx,
+            arith::MulIOp::create(b, loc, sharedExtent, pairedExtent)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                              arith::MulIOp::create(b, loc, ny, nz), one));
+    Value count = arith::SelectOp::create(
+        b, loc, ok, arith::MulIOp::create(b, loc, sharedExtent, half), nx);
+    count.getDefiningOp()->setAttr(kProgramCountAttr, b.getUnitAttr());
+    // Pair q of the rectangle of pairs, in groups of rows (the order of
+    // buildGroupedOrder, its parts kept for a grouped map's outputs).
+    Value width = arith::MulIOp::create(b, loc, group, atLeastOne(half));
+    Value newGroup = arith::DivSIOp::create(b, loc, q, width);
+    Value newFirst = arith::MulIOp::create(b, loc, newGroup, group);
+    Value height = atLeastOne(arith::MinSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, sharedExtent, newFirst), group));
+    Value inGroup = arith::RemSIOp::create(b, loc, q, width);
+    Value newIn = arith::RemSIOp::create(b, loc, inGroup, height);
+    Value newRow = arith::AddIOp::create(b, loc, newFirst, newIn);
+    Value newCol = arith::MulIOp::create(
+        b, loc, arith::DivSIOp::create(b, loc, inGroup, height), two);
+
+    SmallVector<std::pair<Value, Value>> replace; // (kernel's, the pair's)
+    if (map.grouped) {
+      replace = {{map.group, newGroup},
+                 {map.first, newFirst},
+                 {map.in, newIn},
+                 {map.col, newCol}};
+      if (map.row)
+        replace.push_back({map.row, newRow});
+    } else {
+      Value shared = paired == map.remainder ? map.quotient : map.remainder;
+      replace = {{shared, newRow}, {paired, newCol}};
+    }
+    for (auto [old, fresh] : replace) {
+      auto select = arith::SelectOp::create(b, loc, ok, fresh, old);
+      if (old == paired)
+        x0 = select;
+      old.replaceUsesWithIf(select, [&](OpOperand &use) {
+        return use.getOwner() != select && !map.ops.contains(use.getOwner());
+      });
+    }
+    x1 = arith::AddIOp::create(b, loc, x0, one);
+    second = arith::AndIOp::create(
+        b, loc, ok,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x1,
+                              pairedExtent));
     return success();
   }
 

@@ -10,7 +10,7 @@
 //
 // Ping-pong: the two 4-warp consumer groups take turns, so a slot's release
 // is 4 arrivals, not 8.
-// RUN: tawac %examples_ttir/gemm_fp16_128x128.ttir --emit=lowered -o %t.pp.mlir
+// RUN: tawac %examples_ttir/gemm_fp16_128x128.ttir --emit=lowered --pair-programs=off -o %t.pp.mlir
 // RUN: tawa-opt %t.pp.mlir -tawa-barrier-arrival-check | FileCheck %s --check-prefix=PP
 // PP: tawa.mbarrier.alloc arrivals(4)
 // RUN: sed 's/arrivals(4)/arrivals(8)/' %t.pp.mlir > %t.pp8.mlir

@@ -18,8 +18,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "tawa/Analysis/KernelSummary.h"
-#include "tawa/InitAll.h"
 #include "tawa/Driver/Compile.h"
+#include "tawa/InitAll.h"
 #include "tawa/Transforms/SourceLocation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -33,7 +33,17 @@ namespace cl = llvm::cl;
 namespace {
 
 /// Pipeline stages, in order; each includes the ones before it.
-enum class Stage { Parse, Verify, Check, Summary, WsIr, Lowered, Cuda, Ptx, Cubin };
+enum class Stage {
+  Parse,
+  Verify,
+  Check,
+  Summary,
+  WsIr,
+  Lowered,
+  Cuda,
+  Ptx,
+  Cubin
+};
 
 cl::OptionCategory tawacCategory("tawac options");
 
@@ -117,11 +127,15 @@ cl::opt<std::string> pairPrograms(
              "--pair-programs) or program_id(1) (=y) in pairs, one CTA "
              "loading once the tiles both read (x: a GEMM's B tile, the bytes "
              "per flop of a tile twice as tall; y: its A tile, and the two "
-             "products issue as one wgmma of twice the width); x and y need "
+             "products issue as one wgmma of twice the width); in a 1-D grid "
+             "whose programs compute their tile's row and column from "
+             "program_id(0) (Triton's grouped order, or pid / n and pid % n), "
+             "y pairs the tiles of adjacent columns; x and y need "
              "--persistent and are an error where the kernel cannot, with "
              "the reason; =off never pairs; default: auto, along y where the "
              "products fuse (128x128 tiles of a persistent kernel with two "
-             "cooperative consumer groups), else off"),
+             "cooperative consumer groups whose ring, at the --aref-depth "
+             "given, still fits), else off"),
     cl::value_desc("auto|off|x|y"), cl::init("auto"), cl::cat(tawacCategory));
 
 cl::opt<int64_t> tileSwizzle(
@@ -416,8 +430,9 @@ int main(int argc, char **argv) {
     options.warpSpecialization.maskedLoopMode = maskedLoopMode;
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
-    options.warpSpecialization.pingpong =
-        pingpong == cl::BOU_UNSET ? -1 : pingpong == cl::BOU_TRUE ? 1 : 0;
+    options.warpSpecialization.pingpong = pingpong == cl::BOU_UNSET  ? -1
+                                          : pingpong == cl::BOU_TRUE ? 1
+                                                                     : 0;
     switch (emitStage) {
     case Stage::WsIr:
       options.stage = tawa::CompileStage::WsIr;

@@ -65,6 +65,12 @@ inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";
 inline constexpr llvm::StringLiteral kPairedProgramsAttr =
     "tawa.paired_programs";
 
+/// Unit attribute on the op whose i32 result is the number of programs
+/// along x that -tawa-persistent-programs walks instead of the launch's
+/// (-tawa-program-pairing's pairs of a 1-D tile map). Computed from the
+/// kernel's arguments and tt.get_num_programs alone.
+inline constexpr llvm::StringLiteral kProgramCountAttr = "tawa.program_count";
+
 /// Integer attribute (the group's tile rows) on a kernel whose own tile
 /// walk -tawa-tile-swizzle reordered for L2 reuse.
 inline constexpr llvm::StringLiteral kTileSwizzleAttr = "tawa.tile_swizzle";

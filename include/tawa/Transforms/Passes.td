@@ -70,6 +70,16 @@ def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
     (`scf.if`); its K-loop loads run either way (TMA loads outside a tensor
     read zeros; the rows of another batch are harmless to read).
 
+    Along y, a kernel of a 1-D grid that computes its tile's row and
+    column from program_id(0) alone (Triton's grouped order, or p / n and
+    p % n) is paired along the coordinate its B tile reads and its A tile
+    does not: pair q is the tiles (s, 2c) and (s, 2c + 1), (s, c) the q-th
+    of the rectangle of pairs in groups of rows, where the launch is the
+    rectangle's programs along x (checked at run time; otherwise every
+    program runs the kernel's own map with the second program's epilogue
+    off). The count of pairs is an op marked `tawa.program_count`, which
+    `-tawa-persistent-programs` walks instead of the launch's programs.
+
     `axis=auto` pairs along y only where that fusion applies (the K loop has
     one `tt.dot` whose A load does not depend on y and whose B operand is
     a TMA load that does (or its transpose), with an accumulator of 128
@@ -90,7 +100,11 @@ def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
   }];
   let options = [
     Option<"axis", "axis", "std::string", /*default=*/"\"x\"",
-           "x, y, or auto (y where the paired products fuse into one wgmma)">
+           "x, y, or auto (y where the paired products fuse into one wgmma)">,
+    Option<"arefDepth", "aref-depth", "int64_t", /*default=*/"0",
+           "with axis=auto: the ring depth the kernel will be given (0: the "
+           "compiler's choice); auto does not pair where that many slots of "
+           "the paired loop's tiles exceed shared memory">
   ];
   let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
