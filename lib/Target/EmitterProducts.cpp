@@ -345,23 +345,27 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
   bool lazyNone = lazy0 == lazyZero.end() && lazy1 == lazyZero.end();
   auto a = tiles.find(first.getA()), b = tiles.find(first.getB());
   if (acc0.frags != 1 || acc1.frags != 1 || acc0.cols != acc1.cols ||
-      !(lazyBoth || lazyNone) || a == tiles.end() || b == tiles.end() ||
-      a->second.transposed)
+      !(lazyBoth || lazyNone) || a == tiles.end() || b == tiles.end())
     return false;
   Type elem = a->second.type.getElementType();
   std::optional<StringRef> mma = mmaType(elem);
   bool bKMajor = b->second.transposed;
+  // A is MN-major where it is the transpose of a [K, M] slot (16-bit
+  // types; one box of K rows x 64 columns per group, as emitProductIssue
+  // reads it).
+  bool aMNMajor = a->second.transposed;
   if (!mma || b->second.type.getElementType() != elem ||
-      (!bKMajor && isa<Float8E4M3FNType>(elem)))
+      ((!bKMajor || aMNMajor) && isa<Float8E4M3FNType>(elem)))
     return false;
   int64_t eb = elemBytes(elem);
-  int64_t k = a->second.type.getShape()[1];
-  int64_t aRows = a->second.type.getShape()[0];
+  int64_t k = a->second.type.getShape()[aMNMajor ? 0 : 1];
+  int64_t aRows = a->second.type.getShape()[aMNMajor ? 1 : 0];
   // A (and a K-major B) of one box along K: K steps stay inside its rows.
   std::optional<SmemSwizzle> aSwizzle = tileSwizzle(a->second.type),
                              bSwizzle = tileSwizzle(b->second.type);
-  if (!aSwizzle || aSwizzle->boxes != 1 || !bSwizzle ||
-      (!bKMajor && bSwizzle->spanBytes != 128) || aRows != 64 * groups)
+  if (!aSwizzle || !bSwizzle || (!bKMajor && bSwizzle->spanBytes != 128) ||
+      aRows != 64 * groups ||
+      (aMNMajor ? aSwizzle->spanBytes != 128 : aSwizzle->boxes != 1))
     return false;
   int64_t mmaK = isa<Float8E4M3FNType>(elem) ? 32 : 16;
   int64_t kBytes = mmaK * eb;
@@ -374,9 +378,15 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
   line() << "wgmmaFence();\n";
   line() << "#pragma unroll\n";
   line() << "for (int kk = 0; kk < " << k / mmaK << "; ++kk) {\n";
-  line() << "  const uint64_t descA = descAdvance(descKMajor"
-         << aSwizzle->suffix() << "(" << a->second.ptr << " + cg * "
-         << 64 * aSwizzle->spanBytes << "), kk * " << kBytes << ");\n";
+  if (aMNMajor)
+    line() << "  const uint64_t descA = descAdvance(descMNMajor"
+           << aSwizzle->suffix() << "(" << a->second.ptr << " + cg * "
+           << k * aSwizzle->spanBytes << ", " << k * aSwizzle->spanBytes
+           << "), kk * " << mmaK * aSwizzle->spanBytes << ");\n";
+  else
+    line() << "  const uint64_t descA = descAdvance(descKMajor"
+           << aSwizzle->suffix() << "(" << a->second.ptr << " + cg * "
+           << 64 * aSwizzle->spanBytes << "), kk * " << kBytes << ");\n";
   if (bKMajor)
     line() << "  const uint64_t descB = descAdvance(descKMajor"
            << bSwizzle->suffix() << "(" << b->second.ptr << "), kk * " << kBytes
@@ -386,8 +396,8 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
            << bSwizzle->suffix() << "(" << b->second.ptr << ", "
            << k * bSwizzle->spanBytes << "), kk * "
            << mmaK * bSwizzle->spanBytes << ");\n";
-  line() << "  wgmmaSSPair<" << 2 * acc0.cols << ", " << *mma << ", 0, "
-         << (bKMajor ? 0 : 1) << ">(" << acc0.name << "[0], " << acc1.name
+  line() << "  wgmmaSSPair<" << 2 * acc0.cols << ", " << *mma << ", "
+         << (aMNMajor ? 1 : 0) << ", " << (bKMajor ? 0 : 1) << ">(" << acc0.name << "[0], " << acc1.name
          << "[0], descA, descB, " << scaleD << ");\n";
   line() << "}\n";
   line() << "wgmmaCommit();\n";

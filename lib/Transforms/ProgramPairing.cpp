@@ -441,10 +441,20 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     if (type.getRank() != 2 || type.getShape()[0] != 128 ||
         (type.getShape()[1] != 64 && type.getShape()[1] != 128))
       return false;
-    auto a = dot.getA().getDefiningOp<tt::DescriptorLoadOp>();
+    // A: a TMA load, or the transpose of one (A stored [K, M]).
+    auto aTrans = dot.getA().getDefiningOp<tt::TransOp>();
+    auto a = aTrans ? aTrans.getSrc().getDefiningOp<tt::DescriptorLoadOp>()
+                    : dot.getA().getDefiningOp<tt::DescriptorLoadOp>();
     auto trans = dot.getB().getDefiningOp<tt::TransOp>();
     auto b = trans ? trans.getSrc().getDefiningOp<tt::DescriptorLoadOp>()
                    : dot.getB().getDefiningOp<tt::DescriptorLoadOp>();
+    // An epilogue with transcendentals or divisions on the accumulator
+    // (SiLU, GELU, softmax-like scaling): ping-pong runs it under the other
+    // group's products, where the paired groups would each run it after
+    // their K loop (examples/gemm_scale_silu_fp16_128x128: paired 0.91x
+    // ping-pong on the H100, run 164), so auto leaves such kernels unpaired.
+    if (heavyEpilogue(func, dot))
+      return false;
     // An 8-bit B stored [K, N] is transposed in shared memory for wgmma
     // (K-major only), and transposed tiles do not fuse.
     auto bType = cast<RankedTensorType>(dot.getB().getType());
@@ -452,6 +462,33 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       return false;
     return a && b && !onY.contains(a.getResult()) &&
            onY.contains(b.getResult());
+  }
+
+  /// Whether, after the K loop of `dot`, the kernel applies math-dialect
+  /// functions or divisions to tensors of the accumulator's shape.
+  static bool heavyEpilogue(tt::FuncOp func, tt::DotOp dot) {
+    Operation *loop = dot->getParentOp();
+    while (loop && loop->getParentOp() != func.getOperation())
+      loop = loop->getParentOp();
+    if (!loop)
+      return false;
+    auto accShape = cast<RankedTensorType>(dot.getType()).getShape();
+    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
+      WalkResult r = op->walk([&](Operation *nested) {
+        bool heavy = (nested->getDialect() &&
+                      nested->getDialect()->getNamespace() == "math") ||
+                     isa<arith::DivFOp, arith::RemFOp>(nested);
+        bool onTile = llvm::any_of(nested->getResultTypes(), [&](Type t) {
+          auto tensor = dyn_cast<RankedTensorType>(t);
+          return tensor && tensor.getShape() == accShape;
+        });
+        return heavy && onTile ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      });
+      if (r.wasInterrupted())
+        return true;
+    }
+    return false;
   }
 
   LogicalResult pair(tt::FuncOp func) {
