@@ -35,6 +35,8 @@ KERNELS = {
     "examples/gemm_ptr_fp16": (128, 256, 64, False),
     "examples/gemm_ptr_fp16_128x128": (128, 128, 64, False),
     "examples/gemm_ptr_fp16_a_colmajor": (128, 128, 64, True),
+    "examples/gemm_ptr_fp16_128x64": (128, 64, 64, False),
+    "examples/gemm_ptr_fp16_64x128": (64, 128, 64, False),
     "examples/gemm_blockptr_fp16": (128, 256, 64, False),
 }
 # The Triton kernel each one was compiled from.

@@ -526,6 +526,9 @@ EXAMPLES = {
     # ... with B stored K x N (an MN-major B of 64- or 32-byte rows): the tutorial's pointer GEMM
     # and a descriptor one.
     "gemm_ptr_fp16_128x32": _gemm_pointer("fp16", 128, 32, 64),
+    # The tutorial's pointer GEMM with 128 x 64 and 64 x 128 tiles.
+    "gemm_ptr_fp16_128x64": _gemm_pointer("fp16", 128, 64, 64),
+    "gemm_ptr_fp16_64x128": _gemm_pointer("fp16", 64, 128, 64),
     "gemm_kn_bf16_128x16": _gemm_kn("bf16", "bf16", 128, 16, 64),
     # fp8 with B stored K x N: the producer transposes each B tile to [BLOCK_N, BLOCK_K] (fp8
     # wgmma reads K-major operands only), here tiles with a 64-byte extent on either side (B tiles

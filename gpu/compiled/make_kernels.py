@@ -59,6 +59,8 @@ KERNELS = {
     "examples/gemm_fp16_128x8": (os.path.join(EXAMPLES, "gemm_fp16_128x8.ttir"), "gemm"),
     "examples/gemm_fp8_128x32": (os.path.join(EXAMPLES, "gemm_fp8_128x32.ttir"), "gemm"),
     "examples/gemm_ptr_fp16_128x32": (os.path.join(EXAMPLES, "gemm_ptr_fp16_128x32.ttir"), "pointer_gemm_128x32"),
+    "examples/gemm_ptr_fp16_128x64": (os.path.join(EXAMPLES, "gemm_ptr_fp16_128x64.ttir"), "pointer_gemm_128x64"),
+    "examples/gemm_ptr_fp16_64x128": (os.path.join(EXAMPLES, "gemm_ptr_fp16_64x128.ttir"), "pointer_gemm_64x128"),
     "examples/gemm_kn_bf16_128x16": (os.path.join(EXAMPLES, "gemm_kn_bf16_128x16.ttir"), "gemm_kn"),
     # fp8 with B stored K x N: B's tile transposed in shared memory, a 64-byte extent on one side.
     "examples/gemm_kn_fp8_bn64": (os.path.join(EXAMPLES, "gemm_kn_fp8_bn64.ttir"), "gemm_kn"),
@@ -222,7 +224,7 @@ def kernel_jobs(sweep):
             # Ping-pong gives each consumer group a whole tile: 128 x 128
             # accumulators fit its registers, 128 x 256 ones do not.
             small_tiles = any(t in kid for t in ("128x128", "colmajor", "batched", "grouped", "bias_relu",
-                                                 "128x32", "128x16", "128x8", "kn_fp8"))
+                                                 "128x64", "64x128", "128x32", "128x16", "128x8", "kn_fp8"))
             if (name.startswith("PP") or name.startswith("D6") or name.startswith("NOPP")) and not small_tiles:
                 continue
             # Paired by default, the batched and bias samples' slots hold
@@ -243,7 +245,7 @@ def kernel_jobs(sweep):
             # unpaired (ping-pong).
             if name == "PAIR" and not any(t in kid for t in ("batched", "bias_relu")):
                 continue
-            if name == "NOPAIR" and not any(t in kid for t in ("batched", "bias_relu", "128x128")):
+            if name == "NOPAIR" and not any(t in kid for t in ("batched", "bias_relu", "128x128", "128x64")):
                 continue
             # Only the samples that walk their own tiles have an order to keep.
             if name == "NOSW" and not any(t in kid for t in ("grouped", "persistent")):

@@ -296,6 +296,8 @@ RUNNERS = {
     "pointer_gemm_128x256": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 256)),
     "pointer_gemm_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 128)),
     "pointer_gemm_128x32": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 32)),
+    "pointer_gemm_128x64": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (128, 64)),
+    "pointer_gemm_64x128": lambda k, m, n, kk, gen: run_pointer_gemm(k, m, n, kk, gen, (64, 128)),
     "pointer_gemm_a_colmajor_128x128": lambda k, m, n, kk, gen: run_pointer_gemm(
         k, m, n, kk, gen, (128, 128), a_column_major=True),
 }
