@@ -245,7 +245,7 @@ def kernel_jobs(sweep):
             # unpaired (ping-pong).
             if name == "PAIR" and not any(t in kid for t in ("batched", "bias_relu")):
                 continue
-            if name == "NOPAIR" and not any(t in kid for t in ("batched", "bias_relu", "128x128", "128x64")):
+            if name == "NOPAIR" and not any(t in kid for t in ("batched", "bias_relu", "128x128", "128x64", "64x128")):
                 continue
             # Only the samples that walk their own tiles have an order to keep.
             if name == "NOSW" and not any(t in kid for t in ("grouped", "persistent")):

@@ -27,7 +27,9 @@ void addProgramPasses(OpPassManager &pm,
   using Pair = WarpSpecializationOptions::PairPrograms;
   // Auto pairs for two cooperative consumer groups only: each then holds a
   // 64-row slice of both accumulators (128 registers), as for a 128 x 256
-  // tile; forced ping-pong or one group would hold twice that.
+  // tile; forced ping-pong or one group would hold twice that. (64-row
+  // tiles, paired, become ping-pong where the groups are the compiler's
+  // choice: a pair's 64 x 256 accumulators are 128 registers.)
   bool autoFits = options.pingpong != 1 &&
                   (options.consumerGroups == 0 || options.consumerGroups == 2);
   if (options.persistent && options.pairPrograms != Pair::Off &&

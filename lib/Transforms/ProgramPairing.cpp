@@ -437,8 +437,11 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
           onY.insert(r);
     });
     auto type = cast<RankedTensorType>(dot.getType());
-    // 128 rows: two consumer groups of one 64-row fragment each.
-    if (type.getRank() != 2 || type.getShape()[0] != 128 ||
+    // 128 rows: two cooperative consumer groups of one 64-row fragment each,
+    // as a 128 x 2N tile. 64 rows: each ping-pong group holds a pair's 64 x
+    // 2N accumulators (128 registers at N = 128), a ping-pong 64 x 256 tile.
+    if (type.getRank() != 2 ||
+        (type.getShape()[0] != 128 && type.getShape()[0] != 64) ||
         (type.getShape()[1] != 64 && type.getShape()[1] != 128))
       return false;
     // A: a TMA load, or the transpose of one (A stored [K, M]).
