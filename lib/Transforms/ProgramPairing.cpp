@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Transforms/ArithMatchers.h"
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
@@ -75,18 +76,6 @@ bool isConstantInt(Value v, int64_t *value) {
     return false;
   *value = c.getSExtValue();
   return true;
-}
-
-/// `v` = OpTy(a, other) or OpTy(other, a): `other`, else null.
-template <typename OpTy> Value otherOperand(Value v, Value a) {
-  auto op = v.getDefiningOp<OpTy>();
-  if (!op)
-    return {};
-  if (op.getLhs() == a)
-    return op.getRhs();
-  if (op.getRhs() == a)
-    return op.getLhs();
-  return {};
 }
 
 /// `v` = OpTy(x, constant) or OpTy(constant, x) with a positive constant:

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tawa/Transforms/ArithMatchers.h"
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/TileOrder.h"
@@ -66,18 +67,6 @@ bool isConstant(Value v, int64_t value) {
 bool isProgramIdX(Value v) {
   auto pid = v.getDefiningOp<tt::GetProgramIdOp>();
   return pid && pid.getAxis() == tt::ProgramIDDim::X;
-}
-
-/// `a op b` or `b op a`: the operand paired with `a`, or null.
-template <typename OpTy> Value otherOperand(Value v, Value a) {
-  auto op = v.getDefiningOp<OpTy>();
-  if (!op)
-    return {};
-  if (op.getLhs() == a)
-    return op.getRhs();
-  if (op.getRhs() == a)
-    return op.getLhs();
-  return {};
 }
 
 bool isCompare(Value v, arith::CmpIPredicate pred, Value x, Value y) {
