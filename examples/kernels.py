@@ -14,6 +14,31 @@ import triton.language as tl
 
 
 @triton.jit
+def matmul_persistent_kernel(a_desc, b_desc, c_desc, M, N, K,
+                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                             GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
+    """matmul_kernel written persistent, as Triton's persistent-matmul tutorial does: NUM_SMS
+    programs (launch grid (min(NUM_SMS, tiles),)) each walk the tiles start, start + NUM_SMS, ...,
+    in groups of GROUP_SIZE_M tile rows."""
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in range(start_pid, num_pid_m * num_pid_n, NUM_SMS):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for off_k in range(0, K, BLOCK_K):
+            a = a_desc.load([pid_m * BLOCK_M, off_k])
+            b = b_desc.load([pid_n * BLOCK_N, off_k])
+            accumulator = tl.dot(a, b.T, accumulator)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(c_desc.dtype))
+
+
+@triton.jit
 def matmul_kernel(a_desc, b_desc, c_desc, M, N, K,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   GROUP_SIZE_M: tl.constexpr):
@@ -328,6 +353,16 @@ def matmul_kn_kernel(a_desc, b_desc, c_desc, M, N, K,
     c_desc.store([off_m, off_n], c)
 
 
+def _gemm_persistent(in_ty, out_ty, bm, bn, bk, group_m=8, num_sms=132):
+    return dict(
+        kernel=matmul_persistent_kernel,
+        descriptors={"a_desc": (in_ty, [bm, bk]), "b_desc": (in_ty, [bn, bk]), "c_desc": (out_ty, [bm, bn])},
+        scalars={"M": "i32", "N": "i32", "K": "i32"},
+        divisible_by_16=["M", "N", "K"],
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_SIZE_M": group_m, "NUM_SMS": num_sms},
+    )
+
+
 def _gemm(in_ty, out_ty, bm, bn, bk, group_m=8):
     return dict(
         kernel=matmul_kernel,
@@ -535,6 +570,8 @@ EXAMPLES = {
     # [128, 64] and [64, 128] bytes, the 64-byte swizzle on one side of the transpose).
     "gemm_kn_fp8_bn64": _gemm_kn("fp8e4nv", "fp16", 128, 64, 128),
     "gemm_kn_fp8_bk64": _gemm_kn("fp8e4nv", "fp16", 128, 128, 64),
+    # The descriptor GEMM written persistent (its own tile loop over NUM_SMS programs), 128 x 128.
+    "gemm_persistent_fp16_128x128": _gemm_persistent("fp16", "fp16", 128, 128, 64),
     # D = alpha * A B^T + beta * C: C read by descriptor in the epilogue.
     "gemm_axpby_bf16": _gemm_axpby("bf16", 128, 256, 64),
     "gemm_axpby_bf16_128x128": _gemm_axpby("bf16", 128, 128, 64),

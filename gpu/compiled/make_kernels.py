@@ -65,6 +65,9 @@ KERNELS = {
     # fp8 with B stored K x N: B's tile transposed in shared memory, a 64-byte extent on one side.
     "examples/gemm_kn_fp8_bn64": (os.path.join(EXAMPLES, "gemm_kn_fp8_bn64.ttir"), "gemm_kn"),
     "examples/gemm_kn_fp8_bk64": (os.path.join(EXAMPLES, "gemm_kn_fp8_bk64.ttir"), "gemm_kn"),
+    # The descriptor GEMM written persistent (its own tile loop), 128 x 128.
+    "examples/gemm_persistent_fp16_128x128": (os.path.join(EXAMPLES, "gemm_persistent_fp16_128x128.ttir"),
+                                              "persistent"),
     # D = alpha A B^T + beta C: C read by descriptor in the epilogue.
     "examples/gemm_axpby_bf16": (os.path.join(EXAMPLES, "gemm_axpby_bf16.ttir"), "axpby"),
     "examples/gemm_axpby_bf16_128x128": (os.path.join(EXAMPLES, "gemm_axpby_bf16_128x128.ttir"), "axpby"),

@@ -62,6 +62,8 @@ step "synccheck (defaults)" sync.log compute-sanitizer --tool synccheck --error-
   python3 gpu/compiled/check_compiled.py --manifest "$M" --small --only-default "${K[@]}"
 step "bench pointer GEMMs" pointer.log python3 bench/pointer_gemm_bench.py --manifest "$M" \
   --config "$CONFIG" --json "$OUT/pointer-gemm.json"
+step "bench persistent GEMMs" persistent.log python3 bench/persistent_gemm_bench.py --manifest "$M" \
+  --config "$CONFIG" --config NOPP --json "$OUT/persistent-gemm.json"
 step "bench epilogue GEMMs" epilogue.log python3 bench/epilogue_gemm_bench.py --manifest "$M" \
   --config "$CONFIG" --json "$OUT/epilogue-gemm.json"
 step "tune: default vs $CONFIG" tune.log python3 bench/tune_gemm.py --manifest "$M" --only "$CONFIG" \
@@ -71,6 +73,7 @@ for log in check race race-many sync; do
   echo "--- $log: $(grep -Ei 'passed|hazard|error summary' "$OUT/$log.log" | tail -2 | tr '\n' ' ')"
 done
 echo "--- pointer GEMMs"; grep -E '^(PASS|FAIL)' "$OUT/pointer.log" | cut -c1-200
+echo "--- persistent GEMMs"; grep -E '^(PASS|FAIL)' "$OUT/persistent.log" | cut -c1-220
 echo "--- epilogue GEMMs"; grep -E '^(PASS|FAIL)' "$OUT/epilogue.log" | cut -c1-220
 echo "--- tune"; tail -n 30 "$OUT/tune.log"
 printf '%s\n' "${ROWS[@]}"
