@@ -32,6 +32,7 @@
 #include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/Passes.h"
 #include "tawa/Transforms/SourceLocation.h"
+#include "tawa/Transforms/TileLoopPrograms.h"
 #include "tawa/Transforms/TileOrder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -103,7 +104,9 @@ std::optional<std::pair<Value, int64_t>> byConstant(Value v) {
 /// rewrite distributes row * BM over the sum), or p / n and p % n, one
 /// extent being n and the other the launch's programs / n.
 struct TileMap {
-  tt::GetProgramIdOp pid;
+  /// The program index the map reads: program_id(0), or the tile index
+  /// -tawa-tile-loop-programs computed from it.
+  Value root;
   bool grouped = false;
   // Grouped order.
   Value group, first, in, row, col; // row and first may be null
@@ -123,8 +126,7 @@ struct TileMap {
   }
 };
 
-std::optional<TileMap> matchGroupedOrder(tt::GetProgramIdOp pid) {
-  Value p = pid.getResult();
+std::optional<TileMap> matchGroupedOrder(Value p) {
   for (Operation *user : p.getUsers()) {
     // group = p / width, width = cols * G
     auto groupDiv = dyn_cast<arith::DivSIOp>(user);
@@ -163,6 +165,8 @@ std::optional<TileMap> matchGroupedOrder(tt::GetProgramIdOp pid) {
           // in = p % width % height; col = p % width / height
           arith::RemSIOp inRem;
           arith::DivSIOp colDiv;
+          // (Triton's persistent-matmul tutorial writes in = p % height,
+          // also a bijection of each group onto its rows x columns.)
           for (Operation *u : pRem->getUsers()) {
             if (auto r = dyn_cast<arith::RemSIOp>(u);
                 r && r.getLhs() == pRem.getResult() && r.getRhs() == height)
@@ -171,10 +175,15 @@ std::optional<TileMap> matchGroupedOrder(tt::GetProgramIdOp pid) {
                 d && d.getLhs() == pRem.getResult() && d.getRhs() == height)
               colDiv = d;
           }
+          if (!inRem)
+            for (Operation *u : p.getUsers())
+              if (auto r = dyn_cast<arith::RemSIOp>(u);
+                  r && r.getLhs() == p && r.getRhs() == height)
+                inRem = r;
           if (!inRem || !colDiv)
             continue;
           TileMap map;
-          map.pid = pid;
+          map.root = p;
           map.grouped = true;
           map.group = groupDiv.getResult();
           map.in = inRem.getResult();
@@ -202,8 +211,7 @@ std::optional<TileMap> matchGroupedOrder(tt::GetProgramIdOp pid) {
   return std::nullopt;
 }
 
-std::optional<TileMap> matchDivRem(tt::GetProgramIdOp pid) {
-  Value p = pid.getResult();
+std::optional<TileMap> matchDivRem(Value p) {
   arith::DivSIOp div;
   arith::RemSIOp rem;
   for (Operation *user : p.getUsers()) {
@@ -215,7 +223,7 @@ std::optional<TileMap> matchDivRem(tt::GetProgramIdOp pid) {
   if (!div || !rem || div.getRhs() != rem.getRhs())
     return std::nullopt;
   TileMap map;
-  map.pid = pid;
+  map.root = p;
   map.quotient = div.getResult();
   map.remainder = rem.getResult();
   map.divisor = div.getRhs();
@@ -251,9 +259,15 @@ std::optional<TileMap> matchTileMap(tt::FuncOp func) {
       pids[0]->getBlock() != &func.getBody().front())
     return std::nullopt;
   Block &body = func.getBody().front();
-  std::optional<TileMap> map = matchGroupedOrder(pids[0]);
+  // The tile index of a kernel whose own tile loop became programs, else
+  // the program id itself.
+  Value root = pids[0].getResult();
+  for (Operation &op : body)
+    if (op.hasAttr(kTileIndexAttr))
+      root = op.getResult(0);
+  std::optional<TileMap> map = matchGroupedOrder(root);
   if (!map)
-    map = matchDivRem(pids[0]);
+    map = matchDivRem(root);
   if (!map)
     return std::nullopt;
   SmallVector<Value> outputs = map->outputs();
@@ -266,7 +280,7 @@ std::optional<TileMap> matchTileMap(tt::FuncOp func) {
       if (!map->ops.contains(user))
         return std::nullopt;
   }
-  for (Operation *user : pids[0]->getUsers())
+  for (Operation *user : root.getUsers())
     if (!map->ops.contains(user))
       return std::nullopt;
   for (Value extent : {map->rows, map->cols, map->divisor}) {
@@ -356,13 +370,14 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       pidName = "program_id(1)";
     }
     if (axis == "auto") {
-      if (!productsFuseAlongY(func))
-        return;
       // Pairs on a copy: where the kernel cannot be paired, it stays as the
-      // user wrote it.
+      // user wrote it. A kernel that walks its tiles itself (Triton's
+      // persistent matmul) pairs them as programs (-tawa-tile-loop-programs).
       quiet = true;
       auto copy = cast<tt::FuncOp>(func->clone()); // not inserted anywhere
-      bool ok = succeeded(pair(copy)) && ringsFit(copy);
+      bool ok =
+          (!walksProgramsItself(copy) || succeeded(tileLoopToPrograms(copy))) &&
+          productsFuseAlongY(copy) && succeeded(pair(copy)) && ringsFit(copy);
       if (ok) {
         func.getBody().takeBody(copy.getBody());
         func->setAttr(kPairedProgramsAttr, copy->getAttr(kPairedProgramsAttr));
@@ -672,7 +687,7 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
 
     OpBuilder b(func.getContext());
     b.setInsertionPointAfter(last);
-    Location loc = const_cast<TileMap &>(map).pid.getLoc();
+    Location loc = map.root.getLoc();
     Type i32 = b.getI32Type();
     auto axis = [&](tt::ProgramIDDim d) {
       return tt::ProgramIDDimAttr::get(func.getContext(), d);
@@ -688,6 +703,15 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
         tt::GetNumProgramsOp::create(b, loc, i32, axis(tt::ProgramIDDim::Y));
     Value nz =
         tt::GetNumProgramsOp::create(b, loc, i32, axis(tt::ProgramIDDim::Z));
+    // The programs along x: the launch's, or the count of a kernel whose own
+    // tile loop became programs (-tawa-tile-loop-programs), which the count
+    // of pairs below replaces.
+    Value programs = nx;
+    for (Operation &op : func.getBody().front())
+      if (op.hasAttr(kProgramCountAttr)) {
+        programs = op.getResult(0);
+        op.removeAttr(kProgramCountAttr);
+      }
     Value one = constant(1), two = constant(2);
     Value group = constant(map.groupRows);
     // Divisors at least 1: the selects below evaluate both sides.
@@ -699,7 +723,8 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
       sharedExtent = map.rows;
       pairedExtent = map.cols;
     } else {
-      Value other = arith::DivSIOp::create(b, loc, nx, atLeastOne(map.divisor));
+      Value other =
+          arith::DivSIOp::create(b, loc, programs, atLeastOne(map.divisor));
       bool pairsRemainder = paired == map.remainder;
       pairedExtent = pairsRemainder ? map.divisor : other;
       sharedExtent = pairsRemainder ? other : map.divisor;
@@ -710,12 +735,13 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
     Value ok = arith::AndIOp::create(
         b, loc,
         arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq, nx,
+            b, loc, arith::CmpIPredicate::eq, programs,
             arith::MulIOp::create(b, loc, sharedExtent, pairedExtent)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                               arith::MulIOp::create(b, loc, ny, nz), one));
     Value count = arith::SelectOp::create(
-        b, loc, ok, arith::MulIOp::create(b, loc, sharedExtent, half), nx);
+        b, loc, ok, arith::MulIOp::create(b, loc, sharedExtent, half),
+        programs);
     count.getDefiningOp()->setAttr(kProgramCountAttr, b.getUnitAttr());
     // Pair q of the rectangle of pairs, in groups of rows (the order of
     // buildGroupedOrder, its parts kept for a grouped map's outputs).

@@ -359,3 +359,55 @@ tt.func @silu_epilogue(%a: !tt.tensordesc<tensor<128x64xf16>>, %b: !tt.tensordes
   tt.descriptor_store %c[%cm, %cn], %h : !tt.tensordesc<tensor<128x128xf16>>, tensor<128x128xf16>
   tt.return
 }
+
+// -----
+
+// A kernel that walks its tiles itself (Triton's persistent matmul, here
+// row-major): auto turns the walk into programs (-tawa-tile-loop-programs)
+// and pairs them; the count of pairs replaces the walk's count of tiles,
+// which is the programs the pairs are checked against.
+// AUTO-LABEL: tt.func @own_walk
+// AUTO-SAME: tawa.paired_programs = 1 : i32
+// AUTO: %[[T:[0-9]+]] = arith.addi {{.*}} {tawa.tile_index}
+// AUTO: %[[TILES:[0-9]+]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// AUTO: %[[ROW:[0-9]+]] = arith.divsi %[[T]], %[[C:[0-9]+]]
+// AUTO: %[[COL:[0-9]+]] = arith.remsi %[[T]], %[[C]]
+// AUTO: arith.cmpi eq, %[[TILES]],
+// AUTO: arith.select %{{[0-9]+}}, %{{[0-9]+}}, %[[TILES]] {tawa.program_count}
+// AUTO-NOT: scf.for {{.*}} step %c132
+// AUTO: tt.dot
+// AUTO: tt.dot
+// (axis=y pairs program ids only.)
+// expected-error @+1 {{cannot pair programs: the kernel walks program ids itself}}
+tt.func @own_walk(%a: !tt.tensordesc<tensor<128x64xf16>>, %b: !tt.tensordesc<tensor<128x64xf16>>, %c: !tt.tensordesc<tensor<128x128xf16>>, %M: i32, %N: i32, %K: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %c132 = arith.constant 132 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %start = tt.get_program_id x : i32
+  %rows = arith.divsi %M, %c128 : i32
+  %cols = arith.divsi %N, %c128 : i32
+  %tiles = arith.muli %rows, %cols : i32
+  %kt = arith.divsi %K, %c64 : i32
+  scf.for %t = %start to %tiles step %c132 : i32 {
+    %row = arith.divsi %t, %cols : i32
+    %col = arith.remsi %t, %cols : i32
+    %acc = scf.for %k = %c0 to %kt step %c1 iter_args(%x = %zero) -> (tensor<128x128xf32>) : i32 {
+      %am = arith.muli %row, %c128 : i32
+      %kk = arith.muli %k, %c64 : i32
+      %ta = tt.descriptor_load %a[%am, %kk] : !tt.tensordesc<tensor<128x64xf16>> -> tensor<128x64xf16>
+      %bn = arith.muli %col, %c128 : i32
+      %tb = tt.descriptor_load %b[%bn, %kk] : !tt.tensordesc<tensor<128x64xf16>> -> tensor<128x64xf16>
+      %bt = tt.trans %tb {order = array<i32: 1, 0>} : tensor<128x64xf16> -> tensor<64x128xf16>
+      %d = tt.dot %ta, %bt, %x : tensor<128x64xf16> * tensor<64x128xf16> -> tensor<128x128xf32>
+      scf.yield %d : tensor<128x128xf32>
+    }
+    %h = arith.truncf %acc : tensor<128x128xf32> to tensor<128x128xf16>
+    %cm = arith.muli %row, %c128 : i32
+    %cn = arith.muli %col, %c128 : i32
+    tt.descriptor_store %c[%cm, %cn], %h : !tt.tensordesc<tensor<128x128xf16>>, tensor<128x128xf16>
+  }
+  tt.return
+}

@@ -71,6 +71,11 @@ inline constexpr llvm::StringLiteral kPairedProgramsAttr =
 /// kernel's arguments and tt.get_num_programs alone.
 inline constexpr llvm::StringLiteral kProgramCountAttr = "tawa.program_count";
 
+/// Unit attribute on the op whose i32 result is a kernel's tile index where
+/// -tawa-tile-loop-programs turned its own tile loop into programs (the
+/// value the kernel's tile map reads in place of program_id(0)).
+inline constexpr llvm::StringLiteral kTileIndexAttr = "tawa.tile_index";
+
 /// Integer attribute (the group's tile rows) on a kernel whose own tile
 /// walk -tawa-tile-swizzle reordered for L2 reuse.
 inline constexpr llvm::StringLiteral kTileSwizzleAttr = "tawa.tile_swizzle";

@@ -110,6 +110,25 @@ def ProgramPairing : Pass<"tawa-program-pairing", "::tawa::tt::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileLoopPrograms : Pass<"tawa-tile-loop-programs", "::tawa::tt::FuncOp"> {
+  let summary = "turn a kernel's own persistent tile loop into one program per tile";
+  let description = [{
+    A kernel whose body is `for t = program_id(0) to T step S { tile t }`
+    (Triton's persistent-matmul idiom: NUM_SMS programs each walking tiles S
+    apart; nothing carried between tiles, nothing after the loop, nothing
+    with effects before it, no other program id read) becomes one program
+    per tile: program q computes tile t = q / g * S + q % g with g =
+    min(#programs, S) (the op marked `tawa.tile_index`), over T / S * g +
+    min(T % S, g) programs (the op marked `tawa.program_count`, which
+    `-tawa-persistent-programs` walks): the same tiles the walk computes,
+    each once. An error, with the reason, where the kernel is not of that
+    form. `-tawa-program-pairing=axis=auto` applies it to its copy of such
+    a kernel so that its tiles pair like programs.
+  }];
+  let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> {
   let summary = "turn a kernel of one program per tile into a persistent one";
   let description = [{
