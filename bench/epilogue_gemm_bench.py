@@ -22,8 +22,6 @@ timed. Times are medians of triton.testing.do_bench over --rounds
 interleaved rounds (gemm_bench.py's interleaved()). Prints a table; --json
 writes the rows.
 """
-import argparse
-import json
 import os
 import sys
 
@@ -55,18 +53,10 @@ def cubin(base, config_id):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--manifest", required=True)
-    ap.add_argument("--size", type=int, default=8192)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json")
-    ap.add_argument("--config", action="append", default=[],
-                    help="also time this configuration of each kernel (where the manifest has it and its "
-                         "CUBIN differs from the default's), in the same rounds; reported as default / config")
-    args = ap.parse_args()
-    manifest = json.load(open(args.manifest))
-    base = os.path.dirname(os.path.abspath(args.manifest))
-    by_id = {e["id"]: e for e in manifest["kernels"]}
+    args = gemm_bench.side_by_side_args(
+        __doc__, "also time this configuration of each kernel (where the manifest has it and its "
+        "CUBIN differs from the default's), in the same rounds; reported as default / config")
+    by_id, base = gemm_bench.load_manifest(args.manifest)
     m = n = k = args.size
     flops = 2.0 * m * n * k
     rows, failed = [], False
@@ -131,14 +121,7 @@ def main():
                 fns[name] = other.kernel.prepare(*workloads.desc_args(a), *workloads.desc_args(b),
                                                  *workloads.desc_args(c), *workloads.desc_args(outs[name]),
                                                  ALPHA, BETA, m, n, k, grid=grid)
-        errs = {}
-        for name, fn in fns.items():
-            fn()
-            torch.cuda.synchronize()
-            errs[name] = gemm_bench.rel_err(outs[name], ref)
-        ok = all(e < 2e-2 for e in errs.values())
-        med, _ = gemm_bench.interleaved(fns, args.rounds)
-        tf = {name: flops / t / 1e9 for name, t in med.items()}
+        errs, ok, tf = gemm_bench.check_and_time(fns, outs, ref, args.rounds, flops, tol=2e-2)
         row = {"kernel": kid, "workload": wl, "shape": [m, n, k], "tile": [bm, bn, bk],
                "tflops": tf, "rel_error": errs, "triton_stages": triton_best[1],
                "ratio_triton": tf["tawa"] / tf["triton"], "ratio_vendor": tf["tawa"] / tf["vendor"],
@@ -155,10 +138,7 @@ def main():
               + "".join(f"default/{c} {r:.3f}  " for c, r in row["default_over_config"].items())
               + "errors "
               f"{', '.join(f'{s} {e:.1e}' for s, e in errs.items())}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
-    sys.exit(1 if failed else 0)
+    gemm_bench.finish(rows, failed, args.json)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,43 @@ def load_jit_functions(path):
     return mod
 
 
+def side_by_side_args(doc, config_help):
+    """The options of the side-by-side benchmarks (pointer, epilogue, persistent GEMMs), parsed."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json")
+    ap.add_argument("--config", action="append", default=[], help=config_help)
+    return ap.parse_args()
+
+
+def load_manifest(path):
+    """A manifest's entries by id, and the folder its paths are relative to."""
+    manifest = json.load(open(path))
+    return {e["id"]: e for e in manifest["kernels"]}, os.path.dirname(os.path.abspath(path))
+
+
+def check_and_time(fns, outs, ref, rounds, flops, tol=1e-2):
+    """Run each function once and compare its output (outs[name]) with the float32 reference, then
+    time them in interleaved rounds: (relative errors, all below tol, TFLOP/s by name)."""
+    errs = {}
+    for name, fn in fns.items():
+        fn()
+        torch.cuda.synchronize()
+        errs[name] = rel_err(outs[name], ref)
+    med, _ = interleaved(fns, rounds)
+    return errs, all(e < tol for e in errs.values()), {name: flops / t / 1e9 for name, t in med.items()}
+
+
+def finish(rows, failed, json_path):
+    """Write the rows (with the device's name) where asked, and exit 1 if any failed."""
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
 def kernel_row(by_id, base, kid):
     entry = by_id.get(kid)
     if not entry or entry["error"]:

@@ -9,8 +9,6 @@ and grid (the best of num_stages 3 and 4, 8 warps), and cuBLAS (torch.matmul).
 C = A B^T, f16, A (M x K) and B (N x K) row-major. Every output is checked against a float32 product
 before it is timed; times are medians of triton.testing.do_bench over --rounds interleaved rounds.
 """
-import argparse
-import json
 import os
 import sys
 
@@ -33,17 +31,9 @@ KERNELS = {
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--manifest", required=True)
-    ap.add_argument("--size", type=int, default=8192)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json")
-    ap.add_argument("--config", action="append", default=[],
-                    help="also time this configuration (where the manifest has it), in the same rounds")
-    args = ap.parse_args()
-    manifest = json.load(open(args.manifest))
-    base = os.path.dirname(os.path.abspath(args.manifest))
-    by_id = {e["id"]: e for e in manifest["kernels"]}
+    args = gemm_bench.side_by_side_args(
+        __doc__, "also time this configuration (where the manifest has it), in the same rounds")
+    by_id, base = gemm_bench.load_manifest(args.manifest)
     m = n = k = args.size
     flops = 2.0 * m * n * k
     rows, failed = [], False
@@ -79,14 +69,7 @@ def main():
         triton_best = min((gemm_bench.median_ms(triton_fn(s)), s) for s in (3, 4))
         fns["triton"] = triton_fn(triton_best[1])
         fns["cublas"] = cublas
-        errs = {}
-        for name, fn in fns.items():
-            fn()
-            torch.cuda.synchronize()
-            errs[name] = gemm_bench.rel_err(outs[name], ref)
-        ok = all(e < 1e-2 for e in errs.values())
-        med, _ = gemm_bench.interleaved(fns, args.rounds)
-        tf = {name: flops / t / 1e9 for name, t in med.items()}
+        errs, ok, tf = gemm_bench.check_and_time(fns, outs, ref, args.rounds, flops)
         row = {"kernel": kid, "shape": [m, n, k], "tile": [bm, bn, bk], "grid": list(grid), "tflops": tf,
                "rel_error": errs, "triton_stages": triton_best[1],
                "ratio_triton": tf["tawa:default"] / tf["triton"],
@@ -100,10 +83,7 @@ def main():
               f"cuBLAS {tf['cublas']:6.1f} TFLOP/s  tawa/Triton {row['ratio_triton']:.3f}  "
               f"tawa/cuBLAS {row['ratio_cublas']:.3f}{extra}  "
               f"errors {', '.join(f'{s} {e:.1e}' for s, e in errs.items())}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
-    sys.exit(1 if failed else 0)
+    gemm_bench.finish(rows, failed, args.json)
 
 
 if __name__ == "__main__":

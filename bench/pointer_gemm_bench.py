@@ -14,8 +14,6 @@ against a float32 product before it is timed. Times are medians of
 triton.testing.do_bench over --rounds interleaved rounds (gemm_bench.py's
 interleaved()). Prints a table; --json writes the rows.
 """
-import argparse
-import json
 import os
 import sys
 
@@ -44,18 +42,10 @@ SOURCES = {"examples/gemm_blockptr_fp16": "matmul_block_pointer_kernel"}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--manifest", required=True)
-    ap.add_argument("--size", type=int, default=8192)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json")
-    ap.add_argument("--config", action="append", default=[],
-                    help="also time this configuration of each kernel (where the manifest has it), "
-                         "in the same rounds; reported as default / config")
-    args = ap.parse_args()
-    manifest = json.load(open(args.manifest))
-    base = os.path.dirname(os.path.abspath(args.manifest))
-    by_id = {e["id"]: e for e in manifest["kernels"]}
+    args = gemm_bench.side_by_side_args(
+        __doc__, "also time this configuration of each kernel (where the manifest has it), "
+        "in the same rounds; reported as default / config")
+    by_id, base = gemm_bench.load_manifest(args.manifest)
     m = n = k = args.size
     flops = 2.0 * m * n * k
     rows, failed = [], False
@@ -93,14 +83,7 @@ def main():
 
         triton_best = min((gemm_bench.median_ms(triton_fn(s)), s) for s in (3, 4))
         fns = {"tawa": plan, "triton": triton_fn(triton_best[1]), "cublas": cublas, **extra_plans}
-        errs = {}
-        for name, fn in fns.items():
-            fn()
-            torch.cuda.synchronize()
-            errs[name] = gemm_bench.rel_err(outs[name], ref)
-        ok = all(e < 1e-2 for e in errs.values())
-        med, _ = gemm_bench.interleaved(fns, args.rounds)
-        tf = {name: flops / t / 1e9 for name, t in med.items()}
+        errs, ok, tf = gemm_bench.check_and_time(fns, outs, ref, args.rounds, flops)
         row = {"kernel": kid, "shape": [m, n, k], "tile": [bm, bn, bk], "a_column_major": a_col,
                "tflops": tf, "rel_error": errs, "triton_stages": triton_best[1],
                "ratio_triton": tf["tawa"] / tf["triton"], "ratio_cublas": tf["tawa"] / tf["cublas"],
@@ -113,10 +96,7 @@ def main():
               f"cuBLAS {tf['cublas']:6.1f} TFLOP/s  tawa/Triton {row['ratio_triton']:.3f}  "
               f"tawa/cuBLAS {row['ratio_cublas']:.3f}{configs}  "
               f"errors {', '.join(f'{s} {e:.1e}' for s, e in errs.items())}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
-    sys.exit(1 if failed else 0)
+    gemm_bench.finish(rows, failed, args.json)
 
 
 if __name__ == "__main__":

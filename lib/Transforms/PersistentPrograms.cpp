@@ -42,8 +42,8 @@ using namespace tawa;
 
 namespace {
 
-/// Whether `v` is computed from a tt.get_program_id (through any ops).
-bool derivesFromProgramId(Value v, llvm::DenseSet<Value> &seen) {
+/// derivesFromProgramId with the values already visited.
+bool readsProgramId(Value v, llvm::DenseSet<Value> &seen) {
   if (!seen.insert(v).second)
     return false;
   Operation *def = v.getDefiningOp();
@@ -52,7 +52,7 @@ bool derivesFromProgramId(Value v, llvm::DenseSet<Value> &seen) {
   if (isa<tt::GetProgramIdOp>(def))
     return true;
   return llvm::any_of(def->getOperands(), [&](Value operand) {
-    return derivesFromProgramId(operand, seen);
+    return readsProgramId(operand, seen);
   });
 }
 
@@ -68,7 +68,7 @@ bool growsWith(Value v, Value x) {
   llvm::DenseSet<Value> seen;
   auto independent = [&](Value w) {
     seen.clear();
-    return w != x && !derivesFromProgramId(w, seen);
+    return w != x && !readsProgramId(w, seen);
   };
   if (auto add = dyn_cast<arith::AddIOp>(def))
     return (growsWith(add.getLhs(), x) && independent(add.getRhs())) ||
@@ -97,7 +97,7 @@ bool workGrowsWithX(tt::FuncOp func) {
   bool grows = false;
   func.walk([&](scf::ForOp forOp) {
     llvm::DenseSet<Value> seen;
-    if (derivesFromProgramId(forOp.getLowerBound(), seen))
+    if (readsProgramId(forOp.getLowerBound(), seen))
       return;
     for (Value x : xs)
       grows |= growsWith(forOp.getUpperBound(), x);
@@ -106,6 +106,11 @@ bool workGrowsWithX(tt::FuncOp func) {
 }
 
 } // namespace
+
+bool tawa::derivesFromProgramId(Value v) {
+  llvm::DenseSet<Value> seen;
+  return readsProgramId(v, seen);
+}
 
 bool tawa::walksProgramsItself(Operation *func) {
   WalkResult r = func->walk([&](Operation *op) {
@@ -128,7 +133,7 @@ bool tawa::walksProgramsItself(Operation *func) {
     }
     llvm::DenseSet<Value> seen;
     for (Value root : roots)
-      if (derivesFromProgramId(root, seen))
+      if (readsProgramId(root, seen))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });

@@ -35,24 +35,6 @@ namespace tawa {
 using namespace mlir;
 using namespace tawa;
 
-namespace {
-
-/// Whether `v` is computed from a tt.get_program_id (through any ops).
-bool readsProgramId(Value v, llvm::DenseSet<Value> &seen) {
-  if (!seen.insert(v).second)
-    return false;
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (isa<tt::GetProgramIdOp>(def))
-    return true;
-  return llvm::any_of(def->getOperands(), [&](Value operand) {
-    return readsProgramId(operand, seen);
-  });
-}
-
-} // namespace
-
 LogicalResult tawa::tileLoopToPrograms(tt::FuncOp func, std::string *why) {
   auto fail = [&](const char *reason) {
     if (why)
@@ -79,8 +61,7 @@ LogicalResult tawa::tileLoopToPrograms(tt::FuncOp func, std::string *why) {
   if (loop->getNextNode() != body.getTerminator())
     return fail("operations follow the tile loop");
   for (Value bound : {loop.getUpperBound(), loop.getStep()}) {
-    llvm::DenseSet<Value> seen;
-    if (readsProgramId(bound, seen))
+    if (derivesFromProgramId(bound))
       return fail("the tile loop's bound or step depends on the program id");
   }
   for (Operation *op = &body.front(); op != loop; op = op->getNextNode())

@@ -86,6 +86,9 @@ inline constexpr llvm::StringLiteral kTileSwizzleAttr = "tawa.tile_swizzle";
 /// loop starting at a program-dependent position).
 bool walksProgramsItself(mlir::Operation *func);
 
+/// Whether `v` is computed from a tt.get_program_id (through any ops).
+bool derivesFromProgramId(mlir::Value v);
+
 /// Whether `op` is annotated as executing in partition `p`.
 bool isInPartition(mlir::Operation *op, int32_t p);
 
