@@ -396,8 +396,8 @@ std::pair<Value, Value> tawa::buildGroupedOrder(OpBuilder &b, Location loc,
   if (minHeight)
     height = arith::MaxSIOp::create(b, loc, height, minHeight);
   Value in = arith::RemSIOp::create(b, loc, t, width);
-  Value row = arith::AddIOp::create(
-      b, loc, first, arith::RemSIOp::create(b, loc, in, height));
+  Value row = arith::AddIOp::create(b, loc, first,
+                                    arith::RemSIOp::create(b, loc, in, height));
   Value col = arith::DivSIOp::create(b, loc, in, height);
   return {row, col};
 }
