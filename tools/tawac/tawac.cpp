@@ -118,7 +118,8 @@ cl::opt<bool> persistent(
     cl::desc("Run a kernel written as one program per tile persistently: one "
              "CTA per SM walks the program grid the caller launches with, and "
              "the aref rings carry over between tiles (default: on; a kernel "
-             "that walks program ids itself is left as written)"),
+             "that walks program ids itself is left as written, unless "
+             "--pair-programs made its tiles programs)"),
     cl::init(true), cl::cat(tawacCategory));
 
 cl::opt<std::string> pairPrograms(
@@ -130,12 +131,15 @@ cl::opt<std::string> pairPrograms(
              "products issue as one wgmma of twice the width); in a 1-D grid "
              "whose programs compute their tile's row and column from "
              "program_id(0) (Triton's grouped order, or pid / n and pid % n), "
-             "y pairs the tiles of adjacent columns; x and y need "
+             "y pairs the tiles of adjacent columns (auto also where the "
+             "kernel walks its tiles in its own persistent loop, made one "
+             "program per tile first); x and y need "
              "--persistent and are an error where the kernel cannot, with "
              "the reason; =off never pairs; default: auto, along y where the "
-             "products fuse (128x128 tiles of a persistent kernel with two "
-             "cooperative consumer groups whose ring, at the --aref-depth "
-             "given, still fits), else off"),
+             "products fuse (tiles of 128 or 64 rows and 64 or 128 columns "
+             "of a persistent kernel whose epilogue applies no math function "
+             "or division to the accumulator and whose ring, at the "
+             "--aref-depth given, still fits), else off"),
     cl::value_desc("auto|off|x|y"), cl::init("auto"), cl::cat(tawacCategory));
 
 cl::opt<int64_t> tileSwizzle(
