@@ -743,18 +743,14 @@ struct ProgramPairing : public tawa::impl::ProgramPairingBase<ProgramPairing> {
         b, loc, ok, arith::MulIOp::create(b, loc, sharedExtent, half),
         programs);
     count.getDefiningOp()->setAttr(kProgramCountAttr, b.getUnitAttr());
-    // Pair q of the rectangle of pairs, in groups of rows (the order of
-    // buildGroupedOrder, its parts kept for a grouped map's outputs).
+    // Pair q of the rectangle of pairs, in groups of rows (its parts kept
+    // for a grouped map's outputs).
     Value width = arith::MulIOp::create(b, loc, group, atLeastOne(half));
-    Value newGroup = arith::DivSIOp::create(b, loc, q, width);
-    Value newFirst = arith::MulIOp::create(b, loc, newGroup, group);
-    Value height = atLeastOne(arith::MinSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, sharedExtent, newFirst), group));
-    Value inGroup = arith::RemSIOp::create(b, loc, q, width);
-    Value newIn = arith::RemSIOp::create(b, loc, inGroup, height);
-    Value newRow = arith::AddIOp::create(b, loc, newFirst, newIn);
-    Value newCol = arith::MulIOp::create(
-        b, loc, arith::DivSIOp::create(b, loc, inGroup, height), two);
+    GroupedOrder pairs =
+        buildGroupedOrderParts(b, loc, q, sharedExtent, width, group, one);
+    Value newGroup = pairs.group, newFirst = pairs.first;
+    Value newIn = pairs.rowInGroup, newRow = pairs.row;
+    Value newCol = arith::MulIOp::create(b, loc, pairs.col, two);
 
     SmallVector<std::pair<Value, Value>> replace; // (kernel's, the pair's)
     if (map.grouped) {

@@ -385,19 +385,28 @@ struct TileSwizzle : public tawa::impl::TileSwizzleBase<TileSwizzle> {
 
 } // namespace
 
+GroupedOrder tawa::buildGroupedOrderParts(OpBuilder &b, Location loc, Value t,
+                                          Value rows, Value width, Value group,
+                                          Value minHeight) {
+  GroupedOrder o;
+  o.group = arith::DivSIOp::create(b, loc, t, width);
+  o.first = arith::MulIOp::create(b, loc, o.group, group);
+  Value height = arith::MinSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rows, o.first), group);
+  if (minHeight)
+    height = arith::MaxSIOp::create(b, loc, height, minHeight);
+  Value in = arith::RemSIOp::create(b, loc, t, width);
+  o.rowInGroup = arith::RemSIOp::create(b, loc, in, height);
+  o.row = arith::AddIOp::create(b, loc, o.first, o.rowInGroup);
+  o.col = arith::DivSIOp::create(b, loc, in, height);
+  return o;
+}
+
 std::pair<Value, Value> tawa::buildGroupedOrder(OpBuilder &b, Location loc,
                                                 Value t, Value rows,
                                                 Value width, Value group,
                                                 Value minHeight) {
-  Value first = arith::MulIOp::create(
-      b, loc, arith::DivSIOp::create(b, loc, t, width), group);
-  Value height = arith::MinSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, rows, first), group);
-  if (minHeight)
-    height = arith::MaxSIOp::create(b, loc, height, minHeight);
-  Value in = arith::RemSIOp::create(b, loc, t, width);
-  Value row = arith::AddIOp::create(b, loc, first,
-                                    arith::RemSIOp::create(b, loc, in, height));
-  Value col = arith::DivSIOp::create(b, loc, in, height);
-  return {row, col};
+  GroupedOrder o =
+      buildGroupedOrderParts(b, loc, t, rows, width, group, minHeight);
+  return {o.row, o.col};
 }

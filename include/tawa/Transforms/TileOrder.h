@@ -24,6 +24,16 @@ buildGroupedOrder(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t,
                   mlir::Value rows, mlir::Value width, mlir::Value group,
                   mlir::Value minHeight = {});
 
+/// buildGroupedOrder's values: t's group (t / width), the group's first row
+/// (group * G), the row within the group, the row and the column.
+struct GroupedOrder {
+  mlir::Value group, first, rowInGroup, row, col;
+};
+GroupedOrder buildGroupedOrderParts(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::Value t, mlir::Value rows,
+                                    mlir::Value width, mlir::Value group,
+                                    mlir::Value minHeight = {});
+
 } // namespace tawa
 
 #endif // TAWA_TRANSFORMS_TILEORDER_H
