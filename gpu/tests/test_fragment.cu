@@ -36,9 +36,15 @@ __global__ void __launch_bounds__(128, 1)
                  float *rowMaxOut, float *rowSumOut, float *out) {
   float d[N / 2];
   loadAcc<N>(x, d);
-  float mx[2], sm[2];
+  float mx[2], sm[2], pinned[2];
   rowMax(d, mx);
   rowSum(d, sm);
+  // The pinned sum is the same sum (its pin may store into this scratch
+  // word, the inputs here being of either sign; runPin checks the store).
+  __shared__ uint32_t scratch;
+  rowSumPinned(d, pinned, reinterpret_cast<uint8_t *>(&scratch));
+  if (pinned[0] != sm[0] || pinned[1] != sm[1])
+    sm[0] = sm[1] = __int_as_float(0x7fc00000); // fails the sum check
   const int tid = threadIdx.x;
   // Every lane of the quad holds the full-row result; each writes its own
   // slot so that a lane with a partial result is caught.
@@ -485,6 +491,15 @@ void runExp(Report &rep, std::mt19937_64 &rng) {
   // Softmax's edge cases: exp2(-inf) = 0 (masked scores), exp2(0) = 1.
   const float inf = std::numeric_limits<float>::infinity();
   x.insert(x.end(), {-inf, 0.0f, -0.0f, 1.0f, -1.0f, 127.0f, -126.0f, inf});
+  // Around the ends of the range, integers and their neighbours, huge
+  // inputs, NaN.
+  x.insert(x.end(), {-126.5f, -126.49f, -126.51f, -127.0f, -149.0f, -1e30f,
+                     127.5f, 127.99f, 128.0f, 128.01f, 1e30f});
+  for (int k = -125; k <= 127; ++k)
+    x.insert(x.end(), {float(k), std::nextafter(float(k), -inf),
+                       std::nextafter(float(k), inf)});
+  const int firstNaN = int(x.size());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
   const int n = int(x.size());
   float *dx, *d2, *de;
   TAWA_CHECK_CUDA(cudaMalloc(&dx, n * 4));
@@ -509,11 +524,13 @@ void runExp(Report &rep, std::mt19937_64 &rng) {
     return std::fabs(got - want) <= tol * want;
   };
   int bad2 = 0, bade = 0;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < firstNaN; ++i) {
     bad2 += !close(e2[i], std::exp2(double(x[i])), 2e-6);
     // x log2 e is rounded to float first: |x| <= 127 adds ~128 ulp of x.
     bade += !close(e[i], std::exp(double(x[i])), 2e-5);
   }
+  for (int i = firstNaN; i < n; ++i)
+    bad2 += !std::isnan(e2[i]);
   if (bad2)
     rep.fail("exp2Approx", "%d of %d wrong", bad2, n);
   else
@@ -524,6 +541,51 @@ void runExp(Report &rep, std::mt19937_64 &rng) {
     rep.pass("expApprox");
 }
 
+// The scheduling pin stores only for a negative sum (never for sums of
+// exponentials: zero, positive, +inf, NaN).
+__global__ void pinKernel(const float *sums, uint32_t *word) {
+  __shared__ uint32_t scratch;
+  if (threadIdx.x == 0)
+    scratch = 0xA5A5A5A5u;
+  __syncthreads();
+  float rows[2] = {sums[2 * threadIdx.x], sums[2 * threadIdx.x + 1]};
+  pinAfterRowSums(rows, reinterpret_cast<uint8_t *>(&scratch));
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *word = scratch;
+}
+
+void runPin(Report &rep) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> never = {0.0f, -0.0f, 1.0f, 3e38f, inf, nan};
+  int bad = 0;
+  for (int negative = 0; negative < 2; ++negative) {
+    std::vector<float> sums(64);
+    for (size_t i = 0; i < sums.size(); ++i)
+      sums[i] = never[i % never.size()];
+    if (negative)
+      sums[37] = -1e-30f;
+    float *ds;
+    uint32_t *dw, word = 0;
+    TAWA_CHECK_CUDA(cudaMalloc(&ds, sums.size() * 4));
+    TAWA_CHECK_CUDA(cudaMalloc(&dw, 4));
+    TAWA_CHECK_CUDA(
+        cudaMemcpy(ds, sums.data(), sums.size() * 4, cudaMemcpyHostToDevice));
+    pinKernel<<<1, 32>>>(ds, dw);
+    TAWA_CHECK_LAUNCH();
+    TAWA_CHECK_CUDA(cudaMemcpy(&word, dw, 4, cudaMemcpyDeviceToHost));
+    TAWA_CHECK_CUDA(cudaFree(ds));
+    TAWA_CHECK_CUDA(cudaFree(dw));
+    bad += word != (negative ? 0u : 0xA5A5A5A5u);
+  }
+  if (bad)
+    rep.fail("pin_after_row_sums", "stored for a sum >= 0 or NaN, or not "
+                                   "for a negative one");
+  else
+    rep.pass("pin_after_row_sums");
+}
+
 } // namespace
 
 int main() {
@@ -532,6 +594,10 @@ int main() {
   TAWA_CHECK_CUDA(cudaSetDevice(0));
   Report rep;
   runExp(rep, rng);
+  runPin(rep);
+  // Fragments of 6, 10 and 32 values per row half: the tree's odd widths.
+  runReduce<24>(rep, rng);
+  runReduce<40>(rep, rng);
   runReduce<64>(rep, rng);
   runReduce<128>(rep, rng);
   runReduce<256>(rep, rng);

@@ -42,9 +42,10 @@ __device__ __forceinline__ void fillFragment(float (&d)[Count], float v) {
 // lane of the quad ends with the full-row result.
 // ---------------------------------------------------------------------------
 
+/// The thread's own columns of its two rows.
 template <int Count, typename Op>
-__device__ __forceinline__ void rowReduce(const float (&d)[Count],
-                                          float (&out)[2], Op op) {
+__device__ __forceinline__ void rowReduceThread(const float (&d)[Count],
+                                                float (&out)[2], Op op) {
   out[0] = op(d[0], d[1]);
   out[1] = op(d[2], d[3]);
 #pragma unroll
@@ -52,11 +53,23 @@ __device__ __forceinline__ void rowReduce(const float (&d)[Count],
     out[0] = op(out[0], op(d[i], d[i + 1]));
     out[1] = op(out[1], op(d[i + 2], d[i + 3]));
   }
+}
+
+/// The quad's partial results combined: every lane ends with the row's.
+template <typename Op>
+__device__ __forceinline__ void rowReduceQuad(float (&out)[2], Op op) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     out[h] = op(out[h], __shfl_xor_sync(0xffffffffu, out[h], 1));
     out[h] = op(out[h], __shfl_xor_sync(0xffffffffu, out[h], 2));
   }
+}
+
+template <int Count, typename Op>
+__device__ __forceinline__ void rowReduce(const float (&d)[Count],
+                                          float (&out)[2], Op op) {
+  rowReduceThread(d, out, op);
+  rowReduceQuad(out, op);
 }
 
 template <int Count>
@@ -69,6 +82,33 @@ template <int Count>
 __device__ __forceinline__ void rowSum(const float (&d)[Count],
                                        float (&out)[2]) {
   rowReduce(d, out, [](float a, float b) { return a + b; });
+}
+
+/// A scheduling pin for the wait that retires a product reading register
+/// operands. ptxas places a wgmma wait as early as the memory operations
+/// before it allow; the wait for P.V, followed by the rewrite of P's
+/// registers with the next block's P, then lands before the softmax that
+/// should overlap that product. A store that depends on the row sums of the
+/// exponentials, computed last, keeps the wait after them. Sums of
+/// exponentials are never below zero (NaN compares false), so the store
+/// never runs; `anywhere` is any shared-memory address. (The thread's own
+/// partial sums, rowSumPinned, are enough.)
+__device__ __forceinline__ void pinAfterRowSums(const float (&sums)[2],
+                                                uint8_t *anywhere) {
+  if (sums[0] < 0.0f || sums[1] < 0.0f)
+    *reinterpret_cast<volatile uint32_t *>(anywhere) = 0u;
+}
+
+/// rowSum of exponentials whose partial sums pin the next wgmma wait
+/// (pinAfterRowSums): the thread's own sums are all the pin needs, so it
+/// goes before the quad's shuffles and the wait does not wait for them too.
+template <int Count>
+__device__ __forceinline__ void
+rowSumPinned(const float (&d)[Count], float (&out)[2], uint8_t *anywhere) {
+  auto add = [](float a, float b) { return a + b; };
+  rowReduceThread(d, out, add);
+  pinAfterRowSums(out, anywhere);
+  rowReduceQuad(out, add);
 }
 
 // ---------------------------------------------------------------------------
