@@ -215,6 +215,11 @@ private:
   LogicalResult emitWarpSpecialize(WarpSpecializeOp op);
   LogicalResult emitDotAsync(DotAsyncOp op);
   LogicalResult emitDotWait(DotWaitOp op);
+  /// The wait for P.V that the row sum `reduce` pins (rowSumToPinAfter),
+  /// if it is the next wait of its block; null otherwise.
+  DotWaitOp waitPinnedAfter(Operation *reduce);
+  /// Waits whose pin was emitted with their row sums (rowSumPinned).
+  llvm::DenseSet<Operation *> pinnedWaits;
   LogicalResult emitDot(tt::DotOp op);
   /// A tile converted to a register A operand (layout a_reg): per fragment
   /// and K step of the product, the four 32-bit registers of wgmma's A.

@@ -8,6 +8,8 @@
 
 #include "Emitter.h"
 
+#include "tawa/Transforms/Partition.h"
+
 using namespace mlir;
 
 namespace tawa {
@@ -50,7 +52,13 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return bin("+"); })
       .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return bin("-"); })
-      .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return bin("*"); })
+      .Case<arith::MulIOp>([&](auto) { return bin("*"); })
+      .Case<arith::MulFOp>([&](auto) {
+        // A product marked rounded on its own (kRoundedProductAttr).
+        if (op->hasAttr(kRoundedProductAttr) && resElem.isF32())
+          return "__fmul_rn(" + x[0] + ", " + x[1] + ")";
+        return bin("*");
+      })
       .Case<arith::DivSIOp, arith::DivFOp>([&](auto) { return bin("/"); })
       .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
       .Case<arith::AndIOp>([&](auto) { return bin("&"); })
@@ -427,8 +435,16 @@ LogicalResult Emitter::emitReduce(tt::ReduceOp op) {
   // (the four lanes that share the rows) with two xor shuffles.
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << out->frags << "; ++f)\n";
-  line() << "  rowReduce(" << src->first << "[f], " << out->array
-         << "[f], [](float a, float b) { return " << expr << "; });\n";
+  if (DotWaitOp wait = waitPinnedAfter(op)) {
+    // The sums that pin the next wait for P.V (emitDotWait): pinned after
+    // the thread's own sums, before the shuffles.
+    line() << "  rowSumPinned(" << src->first << "[f], " << out->array
+           << "[f], smem);\n";
+    pinnedWaits.insert(wait);
+  } else {
+    line() << "  rowReduce(" << src->first << "[f], " << out->array
+           << "[f], [](float a, float b) { return " << expr << "; });\n";
+  }
   regs[op->getResult(0)] = *out;
   return success();
 }

@@ -397,8 +397,8 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
            << k * bSwizzle->spanBytes << "), kk * "
            << mmaK * bSwizzle->spanBytes << ");\n";
   line() << "  wgmmaSSPair<" << 2 * acc0.cols << ", " << *mma << ", "
-         << (aMNMajor ? 1 : 0) << ", " << (bKMajor ? 0 : 1) << ">(" << acc0.name << "[0], " << acc1.name
-         << "[0], descA, descB, " << scaleD << ");\n";
+         << (aMNMajor ? 1 : 0) << ", " << (bKMajor ? 0 : 1) << ">(" << acc0.name
+         << "[0], " << acc1.name << "[0], descA, descB, " << scaleD << ");\n";
   line() << "}\n";
   line() << "wgmmaCommit();\n";
   if (lazyBoth) {
@@ -413,6 +413,47 @@ bool Emitter::emitFusedProducts(DotAsyncOp first, DotAsyncOp second,
   return true;
 }
 
+/// The row sum of an exponential tile X computed before `wait` in its
+/// block, where X is converted to a register A operand after `wait` in the
+/// same block (attention's P, whose registers the waited P.V product reads):
+/// the value to pin the wait after. Null if there is none.
+static Value rowSumToPinAfter(DotWaitOp wait) {
+  Block *block = wait->getBlock();
+  for (Operation *next = wait->getNextNode(); next;
+       next = next->getNextNode()) {
+    // f16/bf16 (truncf) or e4m3 (fp_to_fp) register operands.
+    if (!isa<arith::TruncFOp, tt::FpToFpOp>(next) ||
+        layoutAttrOf(next->getResult(0)) != "a_reg")
+      continue;
+    Operation *exp = next->getOperand(0).getDefiningOp();
+    if (!exp || exp->getBlock() != block || !exp->isBeforeInBlock(wait) ||
+        !isa<math::Exp2Op, math::ExpOp>(exp))
+      continue;
+    for (Operation *user : exp->getResult(0).getUsers()) {
+      auto reduce = dyn_cast<tt::ReduceOp>(user);
+      if (!reduce || reduce->getBlock() != block ||
+          !reduce->isBeforeInBlock(wait) || reduce->getNumResults() != 1)
+        continue;
+      Block &combiner = reduce.getCombineOp().front();
+      if (llvm::hasSingleElement(combiner.without_terminator()) &&
+          isa<arith::AddFOp>(combiner.front()))
+        return reduce->getResult(0);
+    }
+  }
+  return Value();
+}
+
+DotWaitOp Emitter::waitPinnedAfter(Operation *reduce) {
+  if (!options.softmaxOverlap || region != Region::Consumer)
+    return DotWaitOp();
+  for (Operation *next = reduce->getNextNode(); next;
+       next = next->getNextNode())
+    if (auto wait = dyn_cast<DotWaitOp>(next))
+      return rowSumToPinAfter(wait) == reduce->getResult(0) ? wait
+                                                            : DotWaitOp();
+  return DotWaitOp();
+}
+
 LogicalResult Emitter::emitDotWait(DotWaitOp op) {
   if (region != Region::Consumer)
     return error(op) << "dot_wait outside the consumer partition";
@@ -422,6 +463,19 @@ LogicalResult Emitter::emitDotWait(DotWaitOp op) {
     accs[op.getOutputs()[0]] = accs.lookup(op.getInputs()[0]);
     return success();
   }
+  // Without a pin ptxas moves this wait (and the rewrite of the register
+  // operand after it) above the softmax it should overlap. The row sums it
+  // is pinned after were emitted as rowSumPinned (emitRowReduce).
+  if (options.softmaxOverlap && !pinnedWaits.contains(op))
+    if (Value sums = rowSumToPinAfter(op)) {
+      auto r = regs.find(sums);
+      if (r != regs.end() && r->second.lay == Lay::Row &&
+          !r->second.array.empty()) {
+        line() << "#pragma unroll\n";
+        line() << "for (int f = 0; f < " << r->second.frags << "; ++f)\n";
+        line() << "  pinAfterRowSums(" << r->second.array << "[f], smem);\n";
+      }
+    }
   line() << "wgmmaWait<" << op.getPendings() << ">();\n";
   for (auto [in, out] : llvm::zip(op.getInputs(), op.getOutputs())) {
     if (!in.hasOneUse())

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Transforms/LoopGraph.h"
+#include "tawa/Transforms/Partition.h"
 #include "tawa/Transforms/SourceLocation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -57,6 +58,51 @@ struct Node {
   int regs = 0, smemKiB = 0;
   Operation *anchor = nullptr;
 };
+
+/// CUDA-core work of one tensor operation. An scf.if costs its then branch
+/// where it is marked as the expected one (kExpectThenAttr), else its
+/// costlier branch.
+struct CoreCost {
+  double alu = 0, exp = 0;
+  int64_t elements = 0;
+};
+
+CoreCost coreCost(Operation *op) {
+  CoreCost c;
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    auto branch = [](Block *block) {
+      CoreCost b;
+      if (!block)
+        return b;
+      for (Operation &inner : block->without_terminator()) {
+        CoreCost i = coreCost(&inner);
+        b.alu += i.alu, b.exp += i.exp;
+        b.elements = std::max(b.elements, i.elements);
+      }
+      return b;
+    };
+    CoreCost t = branch(ifOp.thenBlock()), e = branch(ifOp.elseBlock());
+    bool expectThen = op->hasAttr(kExpectThenAttr);
+    c = expectThen || t.alu + t.exp >= e.alu + e.exp ? t : e;
+    c.elements = std::max(t.elements, expectThen ? 0 : e.elements);
+    return c;
+  }
+  for (Value operand : op->getOperands())
+    c.elements = std::max(c.elements, elements(operand.getType()));
+  for (Type t : op->getResultTypes())
+    c.elements = std::max(c.elements, elements(t));
+  double e = static_cast<double>(c.elements);
+  if (isa<math::Exp2Op, math::ExpOp>(op))
+    c.exp = e / kExpPerClock;
+  else if (isa<arith::TruncFOp, arith::ExtFOp, tt::FpToFpOp>(op))
+    c.alu = e / kCvtPerClock;
+  else if (isa<tt::ExpandDimsOp, tt::BroadcastOp, tt::SplatOp, tt::TransOp,
+               arith::ConstantOp>(op))
+    ; // layout bookkeeping: no work of its own
+  else
+    c.alu = e / kAluPerClock;
+  return c;
+}
 
 } // namespace
 
@@ -129,8 +175,7 @@ LoopGraph buildLoopGraph(scf::ForOp loop, int64_t accShare) {
       auto t = cast<RankedTensorType>(load.getType());
       n.stream = true; // TMA loads run ahead on the producer (Twill §5.3)
       n.smemKiB = static_cast<int>(
-          (t.getNumElements() * t.getElementTypeBitWidth() / 8 + 1023) /
-          1024);
+          (t.getNumElements() * t.getElementTypeBitWidth() / 8 + 1023) / 1024);
     } else if (auto dot = dyn_cast<tt::DotOp>(op)) {
       auto a = cast<RankedTensorType>(dot.getA().getType());
       auto d = cast<RankedTensorType>(dot.getD().getType());
@@ -142,21 +187,10 @@ LoopGraph buildLoopGraph(scf::ForOp loop, int64_t accShare) {
       // An fp32 accumulator spread over the warp groups that share it.
       n.regs = static_cast<int>(d.getNumElements() / (128 * accShare));
     } else {
-      int64_t e = 0;
-      for (Value operand : op->getOperands())
-        e = std::max(e, elements(operand.getType()));
-      for (Type t : op->getResultTypes())
-        e = std::max(e, elements(t));
-      if (isa<math::Exp2Op, math::ExpOp>(op))
-        n.expClocks += e / kExpPerClock;
-      else if (isa<arith::TruncFOp, arith::ExtFOp, tt::FpToFpOp>(op))
-        n.aluClocks += e / kCvtPerClock;
-      else if (isa<tt::ExpandDimsOp, tt::BroadcastOp, tt::SplatOp,
-                   tt::TransOp, arith::ConstantOp>(op))
-        ; // layout bookkeeping: no work of its own
-      else
-        n.aluClocks += e / kAluPerClock;
-      n.regs = std::max<int>(n.regs, static_cast<int>(e / 128));
+      CoreCost c = coreCost(op);
+      n.aluClocks += c.alu;
+      n.expClocks += c.exp;
+      n.regs = std::max<int>(n.regs, static_cast<int>(c.elements / 128));
     }
   }
   for (Node &n : nodes)
@@ -188,8 +222,7 @@ LoopGraph buildLoopGraph(scf::ForOp loop, int64_t accShare) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "# main loop of @" << loop->getParentOfType<tt::FuncOp>().getName()
-     << " ("
-     << position(loop.getLoc()) << "), clock cycles on one H100 SM\n";
+     << " (" << position(loop.getLoc()) << "), clock cycles on one H100 SM\n";
   os << "machine h100\n";
   for (Node &n : nodes) {
     os << "op " << n.name << " " << n.cycles << " ";

@@ -52,6 +52,8 @@ void addProgramPasses(OpPassManager &pm,
     masked.mode = options.maskedLoopMode;
     funcPm.addPass(createMaskedLoopSplit(masked));
   }
+  if (options.scaledRowMax)
+    funcPm.addPass(createScaledRowMax());
   funcPm.addPass(createPartitionAnnotation());
 }
 

@@ -220,6 +220,22 @@ cl::opt<std::string> maskedLoopMode(
              "unmasked prefix and the rest (default: guard)"),
     cl::init("guard"), cl::cat(tawacCategory));
 
+cl::opt<bool> scaledRowMax(
+    "scaled-row-max",
+    cl::desc("Take the row max (or min) of scores scaled by a positive "
+             "scalar as the scaled max of the raw scores, under a run-time "
+             "check of the scale, so that the scaling fuses with the "
+             "subtraction that follows (default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
+cl::opt<bool> softmaxOverlap(
+    "softmax-overlap",
+    cl::desc("Keep the wait for the product that reads P from registers "
+             "(attention's P.V) after the next block's row sums, so that the "
+             "softmax overlaps that product; ptxas otherwise moves the wait "
+             "above the softmax (default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<bool> issueTurns(
     "issue-turns",
     cl::desc("With --coarse-pipeline, two cooperative consumer warp groups "
@@ -425,6 +441,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.issueTurns = issueTurns;
     options.warpSpecialization.heavyFirst = heavyFirst;
     options.warpSpecialization.splitMaskedLoops = splitMaskedLoops;
+    options.warpSpecialization.scaledRowMax = scaledRowMax;
     if (maskedLoopMode != "guard" && maskedLoopMode != "split") {
       llvm::errs() << "tawac: error: --masked-loop-mode must be 'guard' or "
                       "'split', not '"
@@ -434,6 +451,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.maskedLoopMode = maskedLoopMode;
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
+    options.emit.softmaxOverlap = softmaxOverlap;
     options.warpSpecialization.pingpong = pingpong == cl::BOU_UNSET  ? -1
                                           : pingpong == cl::BOU_TRUE ? 1
                                                                      : 0;

@@ -90,6 +90,11 @@ struct CudaEmitOptions {
   /// (the default) half of them (2 of a 128 x 256 tile's 4), at most 64
   /// registers per thread.
   int64_t epilogueOverlap = -1;
+  /// Keep the wait for a product that reads register operands (attention's
+  /// P.V) after the row sums of the exponential tile converted into those
+  /// registers next (a scheduling pin, pinAfterRowSums), so that the
+  /// softmax overlaps the product: ptxas otherwise hoists the wait above it.
+  bool softmaxOverlap = true;
 };
 
 mlir::FailureOr<KernelMetadata> emitCuda(tt::FuncOp func,

@@ -51,6 +51,18 @@ inline constexpr llvm::StringLiteral kIssueTurnAttr = "tawa.issue_turn";
 /// of the producer issues TMA and runs ahead; warps 1.. transpose behind it.
 inline constexpr llvm::StringLiteral kTransposerAttr = "tawa.transposer";
 
+/// Unit attribute on an f32 arith.mulf that must be rounded on its own:
+/// never fused into an FMA nor merged with an equal product elsewhere
+/// (emitted as __fmul_rn). -tawa-scaled-row-max marks its fallback's copy of
+/// a product this way, so that the original keeps one use to fuse with.
+inline constexpr llvm::StringLiteral kRoundedProductAttr =
+    "tawa.rounded_product";
+
+/// Unit attribute on an scf.if whose then branch is the one expected to run
+/// (-tawa-scaled-row-max's test of the scale): cost models count that
+/// branch rather than the costlier one.
+inline constexpr llvm::StringLiteral kExpectThenAttr = "tawa.expect_then";
+
 /// Unit attribute on a tawa.warp_specialize whose consumer partitions take
 /// alternate tiles (ping-pong): each ring slot is released by one of them.
 inline constexpr llvm::StringLiteral kPingPongAttr = "tawa.pingpong";

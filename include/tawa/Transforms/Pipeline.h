@@ -65,6 +65,9 @@ struct WarpSpecializationOptions {
   /// How: "guard" (one loop, the mask under a branch on the induction
   /// variable) or "split" (two loops).
   std::string maskedLoopMode = "guard";
+  /// Reduce raw scores before scaling them where that is exact
+  /// (-tawa-scaled-row-max: a row max of x * c as max(x) * c for c > 0).
+  bool scaledRowMax = true;
 };
 
 /// The supported-subset check (module level).
