@@ -187,10 +187,14 @@ ATTENTION = {
     "examples/attn_fwd_fp16_kt_exp": (os.path.join(EXAMPLES, "attn_fwd_fp16_kt_exp.ttir"), "attention_kt"),
 }
 # The default, the optimal schedule, and the ablation: no warp-group
-# ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE).
+# ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE), the wait
+# for P.V not pinned after the softmax (NOPIN), the row max taken of the
+# scaled scores (NOSMAX).
 ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOTURN", ["--issue-turns=false"]),
-                     ("NOCOARSE", ["--coarse-pipeline=false"])]
+                     ("NOCOARSE", ["--coarse-pipeline=false"]),
+                     ("NOPIN", ["--softmax-overlap=false"]),
+                     ("NOSMAX", ["--scaled-row-max=false"])]
 # Causal kernels: also the program walk in its grouped order, not heaviest
 # query blocks first, the masked loop split in two (the unmasked prefix,
 # the band) rather than its mask guarded, and the masked loop left whole.
