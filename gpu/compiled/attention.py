@@ -200,6 +200,7 @@ def bench(entries, base, json_path, table_path, plot_path=None):
                      "shared/attn_fp16_causal": (shared.attn_fwd, 128, 128, True),
                      "shared/attn_bf16_bn64": (shared.attn_fwd, 128, 64, True),
                      "shared/attn_fp8": (shared.attn_fwd, 128, 128, True),
+                     "examples/attn_fwd_fp16": (examples.attention_fwd_kernel, 128, 128, True),
                      "examples/attn_fwd_fp16_d64": (examples.attention_fwd_kernel, 64, 128, True),
                      "examples/attn_fwd_fp16_causal_split": (examples.attention_fwd_causal_split_kernel,
                                                              128, 128, False)}

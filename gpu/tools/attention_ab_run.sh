@@ -16,26 +16,12 @@ mkdir -p "$OUT"
 export PATH=$PATH:/usr/local/cuda/bin
 B=build-gpu-suite
 M=${AB_MANIFEST:-build-kernels/attention.json}
-ROWS=()
-FAILED=0
-step() {
-  local name=$1 log=$2
-  shift 2
-  local t=$(date +%s)
-  "$@" >"$OUT/$log" 2>&1
-  local rc=$?
-  [ $rc -eq 0 ] || FAILED=1
-  ROWS+=("$(printf '%-28s %-8s %4ss' "$name" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL($rc)")" \
-    $(($(date +%s) - t)))")
-}
+source gpu/tools/steps.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 step "test_fragment (nvcc)" fragment.log bash -c "nvcc -gencode=arch=compute_90a,code=sm_90a \
   -std=c++17 -O3 -Iinclude -o /tmp/test_fragment gpu/tests/test_fragment.cu \
   -L/usr/local/cuda/lib64/stubs -lcuda && /tmp/test_fragment"
-step "runtime build" build.log bash -c "cmake -G Ninja -S . -B $B -DCMAKE_BUILD_TYPE=Release \
-  -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF -DTAWA_ENABLE_RUNTIME=ON \
-  -DTAWA_ENABLE_CUDA_TESTS=OFF -DTAWA_ENABLE_SCHEDULER=OFF -DTAWA_ENABLE_PROTOCOL=OFF \
-  && ninja -C $B tawa_runtime_shared"
+step "runtime build" build.log build_runtime "$B"
 export TAWA_RUNTIME_LIB=$PWD/$B/lib/Runtime/libtawa_runtime.so TAWA_REQUIRE_GPU=1
 export TAWA_CACHE_DIR=$PWD/$B/nvrtc-cache PYTHONUNBUFFERED=1
 step "attention: correctness" check.log python3 gpu/compiled/attention.py --manifest "$M" --check
@@ -46,7 +32,7 @@ CUOBJ=$(command -v cuobjdump || python3 -c "import os, triton; print(os.path.dir
 python3 - "$M" "$CUOBJ" > "$OUT/sass-mix.txt" 2>&1 <<'PY'
 import json, os, re, subprocess, sys
 m = json.load(open(sys.argv[1])); base = os.path.dirname(sys.argv[1])
-print(f"{'kernel/config':44} {'MUFU.EX2':>8} {'FFMA':>6} {'FMNMX':>6} {'HGMMA':>6} {'total':>6}")
+print(f"{'kernel/config':44} {'MUFU.EX2':>8} {'FFMA':>6} {'FMNMX':>6} {'GMMA':>6} {'total':>6}")
 for e in m["kernels"]:
     if e["error"]:
         continue
@@ -55,7 +41,8 @@ for e in m["kernels"]:
     sass = subprocess.run([sys.argv[2], "-sass", cubin], capture_output=True, text=True).stdout
     ins = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", l)]
     c = lambda op: sum(1 for l in ins if re.search(r"\b" + re.escape(op) + r"\b", l))
-    print(f"{e['id']:44} {c('MUFU.EX2'):8} {c('FFMA'):6} {c('FMNMX'):6} {c('HGMMA.64x'):6} {len(ins):6}")
+    gmma = sum(1 for l in ins if re.search(r"\b[HQ]GMMA\.", l))
+    print(f"{e['id']:44} {c('MUFU.EX2'):8} {c('FFMA'):6} {c('FMNMX'):6} {gmma:6} {len(ins):6}")
 PY
 step "attention: bench" bench.log python3 gpu/compiled/attention.py --manifest "$M" --bench \
   --json "$OUT/attention-ab.json" --table "$OUT/attention-ab.txt"

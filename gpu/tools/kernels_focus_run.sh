@@ -24,26 +24,10 @@ CONFIG=${FOCUS_CONFIG:-NOPAIR}
 : "${FOCUS_KERNELS:?set FOCUS_KERNELS to the kernel ids to check}"
 K=()
 for k in $FOCUS_KERNELS; do K+=(--kernel "$k"); done
-ROWS=()
-FAILED=0
-step() {
-  local name=$1 log=$2
-  shift 2
-  local t=$(date +%s)
-  "$@" >"$OUT/$log" 2>&1
-  local rc=$?
-  local counts
-  counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$OUT/$log" | tail -1)
-  [ $rc -eq 0 ] || FAILED=1
-  ROWS+=("$(printf '%-30s %-8s %-22s %4ss' "$name" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL($rc)")" \
-    "${counts:--}" $(($(date +%s) - t)))")
-}
+source gpu/tools/steps.sh
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
-step "runtime build" build.log bash -c "cmake -G Ninja -S . -B $B -DCMAKE_BUILD_TYPE=Release \
-  -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF -DTAWA_ENABLE_RUNTIME=ON \
-  -DTAWA_ENABLE_CUDA_TESTS=OFF -DTAWA_ENABLE_SCHEDULER=OFF -DTAWA_ENABLE_PROTOCOL=OFF \
-  && ninja -C $B tawa_runtime_shared"
+step "runtime build" build.log build_runtime "$B"
 export TAWA_RUNTIME_LIB=$PWD/$B/lib/Runtime/libtawa_runtime.so TAWA_REQUIRE_GPU=1
 export TAWA_CACHE_DIR=$PWD/$B/nvrtc-cache PYTHONUNBUFFERED=1
 
