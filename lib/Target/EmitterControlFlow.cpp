@@ -414,7 +414,7 @@ LogicalResult Emitter::emitIf(scf::IfOp op) {
   SmallVector<Acc> *outerHoisted = hoistedAccs;
   SmallVector<Acc> outerReusable = std::move(reusableAccs);
   reusableAccs.clear();
-  auto restore = llvm::make_scope_exit([&] {
+  llvm::scope_exit restore([&] {
     hoistedAccs = outerHoisted;
     reusableAccs = std::move(outerReusable);
   });
