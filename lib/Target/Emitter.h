@@ -215,11 +215,11 @@ private:
   LogicalResult emitWarpSpecialize(WarpSpecializeOp op);
   LogicalResult emitDotAsync(DotAsyncOp op);
   LogicalResult emitDotWait(DotWaitOp op);
-  /// The wait for P.V that the row sum `reduce` pins (rowSumToPinAfter),
-  /// if it is the next wait of its block; null otherwise.
-  DotWaitOp waitPinnedAfter(Operation *reduce);
-  /// Waits whose pin was emitted with their row sums (rowSumPinned).
-  llvm::DenseSet<Operation *> pinnedWaits;
+  /// Whether the row sum `reduce` is what a later wait for P.V of its block
+  /// is pinned after (rowSumToPinAfter): it is then emitted rowSumPinned.
+  /// Without the pin ptxas moves that wait (and the rewrite of the register
+  /// operand after it) above the softmax it should overlap.
+  bool pinsWait(Operation *reduce);
   LogicalResult emitDot(tt::DotOp op);
   /// A tile converted to a register A operand (layout a_reg): per fragment
   /// and K step of the product, the four 32-bit registers of wgmma's A.

@@ -435,12 +435,11 @@ LogicalResult Emitter::emitReduce(tt::ReduceOp op) {
   // (the four lanes that share the rows) with two xor shuffles.
   line() << "#pragma unroll\n";
   line() << "for (int f = 0; f < " << out->frags << "; ++f)\n";
-  if (DotWaitOp wait = waitPinnedAfter(op)) {
-    // The sums that pin the next wait for P.V (emitDotWait): pinned after
-    // the thread's own sums, before the shuffles.
+  if (pinsWait(op)) {
+    // The sums a later wait for P.V is pinned after: pinned after the
+    // thread's own sums, before the shuffles.
     line() << "  rowSumPinned(" << src->first << "[f], " << out->array
            << "[f], smem);\n";
-    pinnedWaits.insert(wait);
   } else {
     line() << "  rowReduce(" << src->first << "[f], " << out->array
            << "[f], [](float a, float b) { return " << expr << "; });\n";

@@ -431,27 +431,24 @@ static Value rowSumToPinAfter(DotWaitOp wait) {
       continue;
     for (Operation *user : exp->getResult(0).getUsers()) {
       auto reduce = dyn_cast<tt::ReduceOp>(user);
-      if (!reduce || reduce->getBlock() != block ||
-          !reduce->isBeforeInBlock(wait) || reduce->getNumResults() != 1)
-        continue;
-      Block &combiner = reduce.getCombineOp().front();
-      if (llvm::hasSingleElement(combiner.without_terminator()) &&
-          isa<arith::AddFOp>(combiner.front()))
+      if (reduce && reduce->getBlock() == block &&
+          reduce->isBeforeInBlock(wait) &&
+          isa_and_nonnull<arith::AddFOp>(tt::getSingleCombiner(reduce)))
         return reduce->getResult(0);
     }
   }
   return Value();
 }
 
-DotWaitOp Emitter::waitPinnedAfter(Operation *reduce) {
+bool Emitter::pinsWait(Operation *reduce) {
   if (!options.softmaxOverlap || region != Region::Consumer)
-    return DotWaitOp();
+    return false;
   for (Operation *next = reduce->getNextNode(); next;
        next = next->getNextNode())
     if (auto wait = dyn_cast<DotWaitOp>(next))
-      return rowSumToPinAfter(wait) == reduce->getResult(0) ? wait
-                                                            : DotWaitOp();
-  return DotWaitOp();
+      if (rowSumToPinAfter(wait) == reduce->getResult(0))
+        return true;
+  return false;
 }
 
 LogicalResult Emitter::emitDotWait(DotWaitOp op) {
@@ -463,19 +460,6 @@ LogicalResult Emitter::emitDotWait(DotWaitOp op) {
     accs[op.getOutputs()[0]] = accs.lookup(op.getInputs()[0]);
     return success();
   }
-  // Without a pin ptxas moves this wait (and the rewrite of the register
-  // operand after it) above the softmax it should overlap. The row sums it
-  // is pinned after were emitted as rowSumPinned (emitRowReduce).
-  if (options.softmaxOverlap && !pinnedWaits.contains(op))
-    if (Value sums = rowSumToPinAfter(op)) {
-      auto r = regs.find(sums);
-      if (r != regs.end() && r->second.lay == Lay::Row &&
-          !r->second.array.empty()) {
-        line() << "#pragma unroll\n";
-        line() << "for (int f = 0; f < " << r->second.frags << "; ++f)\n";
-        line() << "  pinAfterRowSums(" << r->second.array << "[f], smem);\n";
-      }
-    }
   line() << "wgmmaWait<" << op.getPendings() << ">();\n";
   for (auto [in, out] : llvm::zip(op.getInputs(), op.getOutputs())) {
     if (!in.hasOneUse())

@@ -31,24 +31,10 @@ using namespace tawa;
 
 namespace {
 
-/// The reduction's combiner, if it is one max or min of its two arguments.
-Operation *maxOrMinCombiner(tt::ReduceOp reduce) {
-  Block &body = reduce.getCombineOp().front();
-  if (body.getNumArguments() != 2 ||
-      !llvm::hasSingleElement(body.without_terminator()))
-    return nullptr;
-  Operation *op = &body.front();
-  if (!isa<arith::MaxNumFOp, arith::MaximumFOp, arith::MinNumFOp,
-           arith::MinimumFOp>(op))
-    return nullptr;
-  bool args = (op->getOperand(0) == body.getArgument(0) &&
-               op->getOperand(1) == body.getArgument(1)) ||
-              (op->getOperand(0) == body.getArgument(1) &&
-               op->getOperand(1) == body.getArgument(0));
-  if (!args || body.getTerminator()->getNumOperands() != 1 ||
-      body.getTerminator()->getOperand(0) != op->getResult(0))
-    return nullptr;
-  return op;
+/// Whether the reduction's combiner is one max or min of its two arguments.
+bool maxOrMinCombiner(tt::ReduceOp reduce) {
+  return isa_and_nonnull<arith::MaxNumFOp, arith::MaximumFOp, arith::MinNumFOp,
+                         arith::MinimumFOp>(tt::getSingleCombiner(reduce));
 }
 
 /// x * splat(c) with c an f32 scalar: (x, c).

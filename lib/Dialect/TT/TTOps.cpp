@@ -256,6 +256,24 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+Operation *tawa::tt::getSingleCombiner(ReduceOp reduce) {
+  Block &body = reduce.getCombineOp().front();
+  if (reduce.getSrcs().size() != 1 || body.getNumArguments() != 2 ||
+      !llvm::hasSingleElement(body.without_terminator()))
+    return nullptr;
+  Operation *op = &body.front();
+  if (op->getNumOperands() != 2 || op->getNumResults() != 1)
+    return nullptr;
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  bool args = (op->getOperand(0) == a && op->getOperand(1) == b) ||
+              (op->getOperand(0) == b && op->getOperand(1) == a);
+  Operation *ret = body.getTerminator();
+  if (!args || ret->getNumOperands() != 1 ||
+      ret->getOperand(0) != op->getResult(0))
+    return nullptr;
+  return op;
+}
+
 LogicalResult ReduceOp::verifyRegions() {
   Block &block = getCombineOp().front();
   size_t n = getSrcs().size();

@@ -37,4 +37,10 @@ mlir::Type getI1SameShape(mlir::Type type);
 #define GET_OP_CLASSES
 #include "tawa/Dialect/TT/TTOps.h.inc"
 
+namespace tawa::tt {
+/// The one operation a single-operand tt.reduce combines its two arguments
+/// with (either order) and returns, or null if the combiner is anything else.
+mlir::Operation *getSingleCombiner(ReduceOp reduce);
+} // namespace tawa::tt
+
 #endif // TAWA_DIALECT_TT_TTDIALECT_H
