@@ -10,6 +10,8 @@
 #include "tawa/device/device.cuh"
 
 #include <algorithm>
+#include <cfloat>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -541,6 +543,103 @@ void runExp(Report &rep, std::mt19937_64 &rng) {
     rep.pass("expApprox");
 }
 
+// divFull (math.cuh) against the host's double-precision quotient: at most
+// 2 ulp of the float result (the ulp of a subnormal being 2^-149), and the
+// IEEE special cases exactly.
+__global__ void divKernel(const float *a, const float *b, float *q, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    q[i] = divFull(a[i], b[i]);
+}
+
+void runDiv(Report &rep, std::mt19937_64 &rng) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> a, b;
+  // Random signs, mantissas and exponents 2^-140 ... 2^127 on both sides,
+  // quotients kept below FLT_MAX / 4 (overflow is checked below).
+  std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+  std::uniform_int_distribution<int> expo(-140, 127), sign(0, 1);
+  while (a.size() < 8192) {
+    float x = std::ldexp(mant(rng), expo(rng)) * (sign(rng) ? -1.0f : 1.0f);
+    float y = std::ldexp(mant(rng), expo(rng)) * (sign(rng) ? -1.0f : 1.0f);
+    if (std::fabs(double(x) / double(y)) >= 0.25 * double(FLT_MAX))
+      continue;
+    a.push_back(x);
+    b.push_back(y);
+  }
+  // Divisors around the ends of the range, where div.full rescales: above
+  // 2^126, subnormal, the smallest normal; attention's row sums (1 ... 1e4).
+  const float edgeB[] = {0x1p126f,  0x1.8p126f, 3e38f, FLT_MAX,  0x1p-126f,
+                         0x1p-127f, 1e-45f,     7e-39f, 1.0f,    3.0f,
+                         1234.5f,   -0x1p127f,  -1e-40f};
+  const float edgeA[] = {1.0f, -7.5f, 3e38f, 1e-38f, 1e-45f, 0x1p-100f, 2.0f};
+  for (float y : edgeB)
+    for (float x : edgeA)
+      if (std::fabs(double(x) / double(y)) < 0.25 * double(FLT_MAX)) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+  const int nApprox = int(a.size());
+  // Exact cases: {a, b, expected}.
+  const float exact[][3] = {
+      {0.0f, 5.0f, 0.0f},     {-0.0f, 5.0f, -0.0f},  {0.0f, -5.0f, -0.0f},
+      {1.0f, 0.0f, inf},      {-1.0f, 0.0f, -inf},   {1.0f, -0.0f, -inf},
+      {1.0f, inf, 0.0f},      {-1.0f, inf, -0.0f},   {3e38f, inf, 0.0f},
+      {inf, 2.0f, inf},       {-inf, 2.0f, -inf},    {3e38f, 1e-3f, inf},
+      {-3e38f, 1e-20f, -inf}, {8.0f, 2.0f, 4.0f},    {1.0f, 1.0f, 1.0f},
+      {0.0f, 0.0f, nan},      {inf, inf, nan},       {nan, 1.0f, nan},
+      {1.0f, nan, nan},       {0.0f, inf, 0.0f}};
+  for (const auto &e : exact) {
+    a.push_back(e[0]);
+    b.push_back(e[1]);
+  }
+  const int n = int(a.size());
+  float *da, *db, *dq;
+  TAWA_CHECK_CUDA(cudaMalloc(&da, n * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&db, n * 4));
+  TAWA_CHECK_CUDA(cudaMalloc(&dq, n * 4));
+  TAWA_CHECK_CUDA(cudaMemcpy(da, a.data(), n * 4, cudaMemcpyHostToDevice));
+  TAWA_CHECK_CUDA(cudaMemcpy(db, b.data(), n * 4, cudaMemcpyHostToDevice));
+  divKernel<<<(n + 255) / 256, 256>>>(da, db, dq, n);
+  TAWA_CHECK_LAUNCH();
+  std::vector<float> q(n);
+  TAWA_CHECK_CUDA(cudaMemcpy(q.data(), dq, n * 4, cudaMemcpyDeviceToHost));
+  TAWA_CHECK_CUDA(cudaFree(da));
+  TAWA_CHECK_CUDA(cudaFree(db));
+  TAWA_CHECK_CUDA(cudaFree(dq));
+  int bad = 0;
+  for (int i = 0; i < nApprox; ++i) {
+    const double want = double(a[i]) / double(b[i]);
+    const double aw = std::fabs(want);
+    const double ulp = aw < double(FLT_MIN)
+                           ? std::ldexp(1.0, -149)
+                           : std::ldexp(1.0, std::ilogb(float(aw)) - 23);
+    if (!(std::fabs(double(q[i]) - want) <= 2 * ulp)) {
+      if (bad < 5)
+        std::printf("  divFull(%a, %a) = %a, want %a\n", a[i], b[i], q[i],
+                    want);
+      ++bad;
+    }
+  }
+  for (int i = nApprox, k = 0; i < n; ++i, ++k) {
+    const float want = exact[k][2];
+    const bool ok = std::isnan(want)
+                        ? std::isnan(q[i])
+                        : q[i] == want && std::signbit(q[i]) ==
+                                              std::signbit(want);
+    if (!ok) {
+      std::printf("  divFull(%a, %a) = %a, want %a\n", a[i], b[i], q[i],
+                  want);
+      ++bad;
+    }
+  }
+  if (bad)
+    rep.fail("divFull", "%d of %d wrong", bad, n);
+  else
+    rep.pass("divFull");
+}
+
 // The scheduling pin stores only for a negative sum (never for sums of
 // exponentials: zero, positive, +inf, NaN).
 __global__ void pinKernel(const float *sums, uint32_t *word) {
@@ -594,6 +693,7 @@ int main() {
   TAWA_CHECK_CUDA(cudaSetDevice(0));
   Report rep;
   runExp(rep, rng);
+  runDiv(rep, rng);
   runPin(rep);
   // Fragments of 6, 10 and 32 values per row half: the tree's odd widths.
   runReduce<24>(rep, rng);

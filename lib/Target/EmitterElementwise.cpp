@@ -59,7 +59,14 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
           return "__fmul_rn(" + x[0] + ", " + x[1] + ")";
         return bin("*");
       })
-      .Case<arith::DivSIOp, arith::DivFOp>([&](auto) { return bin("/"); })
+      .Case<arith::DivSIOp>([&](auto) { return bin("/"); })
+      .Case<arith::DivFOp>([&](auto) {
+        // Triton's f32 division, div.full.f32 (math.cuh): without the IEEE
+        // slow path, and one reciprocal per divisor.
+        if (resElem.isF32())
+          return "divFull(" + x[0] + ", " + x[1] + ")";
+        return bin("/");
+      })
       .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
       .Case<arith::AndIOp>([&](auto) { return bin("&"); })
       .Case<arith::OrIOp>([&](auto) { return bin("|"); })
