@@ -195,6 +195,9 @@ ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOCOARSE", ["--coarse-pipeline=false"]),
                      ("NOPIN", ["--softmax-overlap=false"]),
                      ("NOSMAX", ["--scaled-row-max=false"])]
+# Non-causal kernels: also the grouped program walk (8 query blocks of each
+# head at a time) instead of a head's query blocks together.
+NONCAUSAL_CONFIGS = [("GROUPED", ["--stream-order=false"])]
 # Causal kernels: also the program walk in its grouped order, not heaviest
 # query blocks first, the masked loop split in two (the unmasked prefix,
 # the band) rather than its mask guarded, and the masked loop left whole.
@@ -206,7 +209,7 @@ def attention_jobs():
     return [(kid, ttir, workload, name, options)
             for kid, (ttir, workload) in ATTENTION.items()
             for name, options in ATTENTION_CONFIGS
-            + (CAUSAL_CONFIGS if workload == "attention_causal" else [])]
+            + (CAUSAL_CONFIGS if workload == "attention_causal" else NONCAUSAL_CONFIGS)]
 
 
 def kernel_jobs(sweep):

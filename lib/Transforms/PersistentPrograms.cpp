@@ -13,8 +13,10 @@
 // The loop makes the kernel persistent without changing what any program
 // computes: every program index below nx * ny * nz runs exactly once. Where
 // the kernel reads program_id(y), each z plane is walked kGroupX x values at
-// a time (Triton's grouped order, for L2 reuse), else in launch order. Where
-// a program's work grows with its x index (a loop bound such as causal
+// a time (Triton's grouped order, for L2 reuse), else in launch order; where
+// the loads inside the kernel's loops depend on y but not on x (attention's
+// K and V blocks), x fastest, so that the CTAs running at once share them.
+// Where a program's work grows with its x index (a loop bound such as causal
 // attention's (pid_m + 1) * BM), x is walked from the largest down.
 //
 //===----------------------------------------------------------------------===//
@@ -103,6 +105,61 @@ bool workGrowsWithX(tt::FuncOp func) {
       grows |= growsWith(forOp.getUpperBound(), x);
   });
   return grows;
+}
+
+/// Whether `v` is computed from program_id(`axis`): through operands, and
+/// through a loop's block arguments to their initial and yielded values and
+/// the loop's bounds (a pointer advanced every iteration, an induction
+/// variable starting at a program-dependent position).
+bool readsAxis(Value v, tt::ProgramIDDim axis, llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto forOp = dyn_cast_or_null<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!forOp)
+      return false;
+    if (arg == forOp.getInductionVar())
+      return readsAxis(forOp.getLowerBound(), axis, seen) ||
+             readsAxis(forOp.getStep(), axis, seen);
+    unsigned i = arg.getArgNumber() - forOp.getNumInductionVars();
+    return readsAxis(forOp.getInitArgs()[i], axis, seen) ||
+           readsAxis(forOp.getBody()->getTerminator()->getOperand(i), axis,
+                     seen);
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto pid = dyn_cast<tt::GetProgramIdOp>(def))
+    return pid.getAxis() == axis;
+  // A region's result: what each region yields for it.
+  unsigned i = cast<OpResult>(v).getResultNumber();
+  for (Region &region : def->getRegions())
+    for (Block &block : region)
+      if (block.mightHaveTerminator() &&
+          block.getTerminator()->getNumOperands() > i &&
+          readsAxis(block.getTerminator()->getOperand(i), axis, seen))
+        return true;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return readsAxis(operand, axis, seen);
+  });
+}
+
+/// Whether the kernel streams data that its programs of one y share: some
+/// load inside a loop reads program_id(y), and none reads program_id(x)
+/// (attention's K and V blocks, indexed by the head alone; a GEMM's A and B
+/// tiles depend on x and on y).
+bool streamsSharedAlongX(tt::FuncOp func) {
+  bool anyY = false, anyX = false, any = false;
+  func.walk([&](Operation *op) {
+    if (!isa<tt::DescriptorLoadOp, tt::LoadOp>(op) ||
+        !op->getParentOfType<scf::ForOp>())
+      return;
+    any = true;
+    for (Value v : op->getOperands()) {
+      llvm::DenseSet<Value> seenX, seenY;
+      anyX |= readsAxis(v, tt::ProgramIDDim::X, seenX);
+      anyY |= readsAxis(v, tt::ProgramIDDim::Y, seenY);
+    }
+  });
+  return any && anyY && !anyX;
 }
 
 } // namespace
@@ -228,6 +285,11 @@ struct PersistentPrograms
     func.walk([&](tt::GetProgramIdOp pid) {
       readsY |= pid.getAxis() == tt::ProgramIDDim::Y;
     });
+    // Heavy-first keeps the grouped order: its first wave must hold the
+    // largest x of many y, not every x of one.
+    bool xFastest = streamOrder && readsY && !heavyLastX &&
+                    !func->hasAttr(kPairedProgramsAttr) &&
+                    streamsSharedAlongX(func);
 
     // Move the body (minus its return) into the loop, except the tensor
     // maps built from the kernel's arguments alone (with what they are
@@ -340,8 +402,11 @@ struct PersistentPrograms
           lb, loc, arith::AndIOp::create(lb, loc, odd, inFull), mirrored, t);
     }
     Value px, py, pz;
-    if (!readsY) {
-      // Launch order, x fastest.
+    if (!readsY || xFastest) {
+      // Launch order, x fastest: where the loops' loads depend on y alone,
+      // the CTAs of a wave run programs of a few y and share what they
+      // stream (at L = 16k, attention's 128 query blocks of a head read its
+      // K and V from L2 where the grouped order runs 16 heads at once).
       px = arith::RemSIOp::create(lb, loc, t, xs);
       Value rest = arith::DivSIOp::create(lb, loc, t, xs);
       py = arith::RemSIOp::create(lb, loc, rest, ys);

@@ -44,6 +44,7 @@ void addProgramPasses(OpPassManager &pm,
   if (options.persistent) {
     PersistentProgramsOptions persistent;
     persistent.heavyFirst = options.heavyFirst;
+    persistent.streamOrder = options.streamOrder;
     funcPm.addPass(createPersistentPrograms(persistent));
   }
   // After persistence: its heavy-first walk reads the unsplit loop bound.

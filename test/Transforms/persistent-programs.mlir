@@ -4,9 +4,13 @@
 // RUN: tawa-opt %shared_ttir/gemm_persistent.ttir -tawa-persistent-programs=force=true | FileCheck %s --check-prefix=FORCED
 // Causal attention: query block x reads key blocks up to (x + 1) * BM, so
 // the walk takes x from the largest down (the longest programs first); the
-// non-causal kernel keeps the grouped order.
+// non-causal kernel loads K and V in its loop at the head's rows
+// (program_id(y)) alone, so x is walked fastest: a wave's CTAs run few heads
+// and share their K and V blocks in L2 (stream-order; off: grouped).
 // RUN: tawa-opt %shared_ttir/attn_fp16_causal.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=CAUSAL
 // RUN: tawa-opt %shared_ttir/attn_fp16.ttir -tawa-persistent-programs | FileCheck %s --check-prefix=NONCAUSAL
+// RUN: tawa-opt %shared_ttir/attn_fp16.ttir -tawa-persistent-programs=stream-order=false | FileCheck %s --check-prefix=GROUPED
+// RUN: tawa-opt %s -split-input-file -tawa-persistent-programs=stream-order=false | FileCheck %s --check-prefix=NOSTREAM
 // Each CTA's share balanced: in odd complete rounds k of G CTAs, CTA c takes
 // position k G + G - 1 - c instead of k G + c (a snake over the rounds).
 // CAUSAL: %[[CTA:.*]] = tt.get_program_id x : i32
@@ -29,8 +33,14 @@
 // CAUSAL: %[[LAST:.*]] = arith.subi %[[NX:arg[0-9]+]], %{{.*}} : i32
 // CAUSAL: %[[REV:.*]] = arith.subi %[[LAST]], %[[X]] : i32
 // CAUSAL: arith.addi %[[REV]], %{{.*}} : i32
-// NONCAUSAL: scf.for
+// NONCAUSAL: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// NONCAUSAL-NEXT: %[[PX:.*]] = arith.remsi %[[T]], %[[NX:arg[0-9]+]] : i32
+// NONCAUSAL-NEXT: %[[R:.*]] = arith.divsi %[[T]], %[[NX]] : i32
+// NONCAUSAL-NEXT: arith.remsi %[[R]], %[[NY:arg[0-9]+]] : i32
+// NONCAUSAL-NOT: arith.minsi
 // NONCAUSAL-NOT: arith.subi %arg22, %c1
+// GROUPED: scf.for
+// GROUPED: arith.minsi %{{.*}}, %c8_i32
 
 // One program per (x, y, z): the body moves into a loop over program indices
 // t = CTA id, CTA id + CTAs, ... < nx * ny * nz, and program ids / counts
@@ -143,5 +153,91 @@ tt.func @invariant_tensor_map(%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %m:
   %t2 = tt.descriptor_load %map2[%off, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
   %sum = arith.addf %t, %t2 : tensor<64x64xf16>
   tt.descriptor_store %out[%off, %c0], %sum : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  tt.return
+}
+
+// -----
+
+// Loads inside a loop indexed by program_id(y) alone (attention's K and V):
+// launch order, x fastest, so that the CTAs running at once share them.
+// CHECK-LABEL: tt.func @stream_y
+// CHECK-SAME: %[[NX:arg[0-9]+]]: i32 {tawa.num_programs = 0 : i32}
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK-NEXT: %[[PX:.*]] = arith.remsi %[[T]], %[[NX]] : i32
+// CHECK-NOT: arith.minsi
+// CHECK: } {tawa.program_loop}
+// NOSTREAM-LABEL: tt.func @stream_y
+// NOSTREAM: arith.minsi %{{.*}}, %c8_i32
+tt.func @stream_y(%kv: !tt.tensordesc<tensor<64x64xf16>>, %q: !tt.tensordesc<tensor<64x64xf16>>, %out: !tt.tensordesc<tensor<64x64xf16>>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %x = tt.get_program_id x : i32
+  %y = tt.get_program_id y : i32
+  %row = arith.muli %x, %c64 : i32
+  %head = arith.muli %y, %n : i32
+  %qrow = arith.addi %head, %row : i32
+  %qt = tt.descriptor_load %q[%qrow, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+  %acc = scf.for %i = %c0 to %n step %c64 iter_args(%a = %qt) -> (tensor<64x64xf16>) : i32 {
+    %r = arith.addi %head, %i : i32
+    %t = tt.descriptor_load %kv[%r, %c0] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %s = arith.addf %a, %t : tensor<64x64xf16>
+    scf.yield %s : tensor<64x64xf16>
+  }
+  tt.descriptor_store %out[%qrow, %c0], %acc : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  tt.return
+}
+
+// -----
+
+// A loop's load that also depends on x (a GEMM's A tile) keeps the grouped
+// order.
+// CHECK-LABEL: tt.func @stream_xy
+// CHECK: scf.for
+// CHECK: arith.minsi %{{.*}}, %c8_i32
+tt.func @stream_xy(%a: !tt.tensordesc<tensor<64x64xf16>>, %b: !tt.tensordesc<tensor<64x64xf16>>, %out: !tt.tensordesc<tensor<64x64xf16>>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %x = tt.get_program_id x : i32
+  %y = tt.get_program_id y : i32
+  %m = arith.muli %x, %c64 : i32
+  %nn = arith.muli %y, %c64 : i32
+  %z = arith.constant dense<0.0> : tensor<64x64xf16>
+  %acc = scf.for %k = %c0 to %n step %c64 iter_args(%acc0 = %z) -> (tensor<64x64xf16>) : i32 {
+    %ta = tt.descriptor_load %a[%m, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %tb = tt.descriptor_load %b[%nn, %k] : !tt.tensordesc<tensor<64x64xf16>> -> tensor<64x64xf16>
+    %s = arith.addf %ta, %tb : tensor<64x64xf16>
+    %s2 = arith.addf %acc0, %s : tensor<64x64xf16>
+    scf.yield %s2 : tensor<64x64xf16>
+  }
+  tt.descriptor_store %out[%m, %nn], %acc : !tt.tensordesc<tensor<64x64xf16>>, tensor<64x64xf16>
+  tt.return
+}
+
+// -----
+
+// A pointer the loop advances, started at an x-dependent position, read at
+// the y-dependent offset: x is found through the loop-carried value's
+// initial value, so the order stays grouped.
+// CHECK-LABEL: tt.func @stream_carried_x
+// CHECK: scf.for
+// CHECK: arith.minsi %{{.*}}, %c8_i32
+tt.func @stream_carried_x(%p: !tt.ptr<f32>, %out: !tt.ptr<f32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %x = tt.get_program_id x : i32
+  %y = tt.get_program_id y : i32
+  %start = arith.addi %x, %y : i32
+  %head = arith.muli %y, %n : i32
+  %p0 = tt.addptr %p, %x : !tt.ptr<f32>, i32
+  %z = arith.constant 0.0 : f32
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%ptr = %p0, %acc = %z) -> (!tt.ptr<f32>, f32) : i32 {
+    %q = tt.addptr %ptr, %head : !tt.ptr<f32>, i32
+    %v = tt.load %q : !tt.ptr<f32>
+    %s = arith.addf %acc, %v : f32
+    %next = tt.addptr %ptr, %n : !tt.ptr<f32>, i32
+    scf.yield %next, %s : !tt.ptr<f32>, f32
+  }
+  %o = tt.addptr %out, %start : !tt.ptr<f32>, i32
+  tt.store %o, %r#1 : !tt.ptr<f32>
   tt.return
 }

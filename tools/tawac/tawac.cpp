@@ -193,6 +193,16 @@ cl::opt<bool> coarsePipeline(
              "(default: on)"),
     cl::init(true), cl::cat(tawacCategory));
 
+cl::opt<bool> streamOrder(
+    "stream-order",
+    cl::desc("In a kernel made persistent whose loops load data indexed by "
+             "program_id(1) and not program_id(0) (attention's K and V "
+             "blocks, per head), walk program_id(0) fastest so that the CTAs "
+             "running at once share those loads in L2; off keeps the grouped "
+             "order of 8 x at a time (default: on; causal kernels walk "
+             "heavy-first instead)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<bool> heavyFirst(
     "heavy-first",
     cl::desc("In a kernel made persistent whose programs' work grows with "
@@ -440,6 +450,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.coarsePipeline = coarsePipeline;
     options.warpSpecialization.issueTurns = issueTurns;
     options.warpSpecialization.heavyFirst = heavyFirst;
+    options.warpSpecialization.streamOrder = streamOrder;
     options.warpSpecialization.splitMaskedLoops = splitMaskedLoops;
     options.warpSpecialization.scaledRowMax = scaledRowMax;
     if (maskedLoopMode != "guard" && maskedLoopMode != "split") {

@@ -165,12 +165,21 @@ def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> 
     and CTA c takes position k G + c of round k in even rounds and
     k G + G - 1 - c in odd ones (complete rounds only): the CTA that got a
     round's heaviest program gets the next one's lightest.
+
+    Otherwise, where the kernel reads program_id(y) and every load inside a
+    loop depends on y but none on x (attention's K and V blocks, indexed by
+    the head; followed through loop-carried values to their initial and
+    yielded values), x is walked fastest (`stream-order`), so that the CTAs
+    running at once work on a few y and share those blocks in L2; a GEMM,
+    whose A and B tiles depend on x and y, keeps the grouped order.
   }];
   let options = [
     Option<"force", "force", "bool", /*default=*/"false",
            "transform even a kernel that loops over program ids itself">,
     Option<"heavyFirst", "heavy-first", "bool", /*default=*/"true",
-           "walk x from the largest down where a program's work grows with x">
+           "walk x from the largest down where a program's work grows with x">,
+    Option<"streamOrder", "stream-order", "bool", /*default=*/"true",
+           "walk x fastest where the loads inside loops depend on y alone">
   ];
   let dependentDialects = ["::tawa::tt::TTDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];

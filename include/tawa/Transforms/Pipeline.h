@@ -58,6 +58,9 @@ struct WarpSpecializationOptions {
   /// A persistent kernel whose programs' work grows with program_id(0)
   /// (causal attention) walks x from the largest down.
   bool heavyFirst = true;
+  /// A persistent kernel whose loops load data indexed by program_id(y)
+  /// alone (attention's K and V) walks x fastest, so that a wave shares it.
+  bool streamOrder = true;
   /// Split a loop whose select mask is all true on a prefix of its
   /// iterations (-tawa-masked-loop-split: causal attention's off-band key
   /// blocks run without the mask).
