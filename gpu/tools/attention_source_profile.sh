@@ -6,6 +6,8 @@
 #   PROFILE_KERNELS="examples/attn_fwd_fp16_d64/default shared/attn_fp16/default" \
 #     bash gpu/tools/attention_source_profile.sh OUTDIR
 # Needs build-kernels/attention.json (gpu/compiled/make_kernels.py).
+# PROFILE_CUDNN=1 profiles cuDNN's kernel for the same shape instead (the
+# entry's dtype and D; SDPA with the cuDNN backend), for its instruction mix.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: attention_source_profile.sh OUTDIR}
@@ -19,10 +21,15 @@ export TAWA_RUNTIME_LIB=$PWD/$B/lib/Runtime/libtawa_runtime.so TAWA_CACHE_DIR=$P
 ncu --version | tail -1
 for k in ${PROFILE_KERNELS:-examples/attn_fwd_fp16_d64/default shared/attn_fp16/default}; do
   name=$(echo "$k" | tr '/' '-')
-  timeout 240 ncu --clock-control none -k "regex:^(attn|attention)" --launch-skip 3 --launch-count 1 --import-source no \
+  if [ -n "${PROFILE_CUDNN:-}" ]; then
+    name=cudnn-$name; filter="regex:cudnn"; cudnn=()
+  else
+    filter="regex:^(attn|attention)"; cudnn=(--no-cudnn)
+  fi
+  timeout 240 ncu --clock-control none -k "$filter" --launch-skip 3 --launch-count 1 --import-source no \
     --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "$OUT/$name" \
     python3 bench/profile_attention.py --manifest "${PROFILE_MANIFEST:-build-kernels/attention.json}" \
-    --kernel "$k" --shape "${PROFILE_SHAPE:-4,32,4096}" --no-cudnn > "$OUT/$name.log" 2>&1
+    --kernel "$k" --shape "${PROFILE_SHAPE:-4,32,4096}" "${cudnn[@]}" > "$OUT/$name.log" 2>&1
   echo "=== $k: $(tail -1 "$OUT/$name.log")"
   ncu -i "$OUT/$name.ncu-rep" --page source --csv --print-source sass > "$OUT/$name-sass.csv" 2>&1
   ncu -i "$OUT/$name.ncu-rep" --page details --section WarpStateStats --section SpeedOfLight > "$OUT/$name-details.txt" 2>&1
