@@ -8,7 +8,11 @@
 #   AB_MANIFEST=build-kernels/attention-ab.json bash gpu/tools/attention_ab_run.sh OUTDIR
 #
 # The manifest is gpu/compiled/make_kernels.py's attention.json or a subset
-# of it with extra entries (a CUBIN built another way, named by its config).
+# of it with extra entries (a CUBIN built another way, named by its config),
+# as gpu/tools/attention_ab_manifest.py writes it:
+#   python3 gpu/tools/attention_ab_manifest.py build-kernels/attention-ab.json \
+#     --kernel shared/attn_fp16 --config NOPIN \
+#     --variant shared/attn_fp16:NVCC=/tmp/attn.cubin
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: attention_ab_run.sh OUTDIR}
