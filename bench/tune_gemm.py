@@ -47,6 +47,10 @@ CASES = [
     ("examples/gemm_bf16", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
     ("examples/gemm_fp8", (8192, 8192, 1024), ["default", "D4P1", "D4P2", "cublas"]),
     ("examples/gemm_fp8", (8192, 8192, 4096), ["default", "D4P1", "D4P2", "cublas"]),
+    # The ring of three slots that D = alpha A B^T + beta C's tile of C leaves
+    # a 128 x 256 bf16 kernel (examples/gemm_axpby_bf16) against the plain
+    # kernel's four (D3P1 against the default D = 4, P = 2, and D4P1).
+    ("examples/gemm_bf16", (8192, 8192, 8192), ["default", "D3P1", "D4P1", "cublas"]),
     # The deferred epilogue (default: two of a 128 x 256 tile's four boxes
     # stored in the next tile's K loop) against storing them at once (EO0)
     # and deferring all four (EO4).
