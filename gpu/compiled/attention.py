@@ -14,9 +14,13 @@ multiple of the key block (their causal variants mask the diagonal only).
     attention.py --check [--small]       fresh random inputs (seed printed),
         several B, H, L, O poisoned with NaN beforehand; relative Frobenius
         error against softmax(Q K^T * scale) V in float32.
-    attention.py --bench [--json F]      B = 4, H = 32, L = 1k..16k: TFLOP/s
-        medians of tawa (every configuration built), cuDNN, FA2 and Triton
-        on the same source; ratios and geomeans.
+    attention.py --bench [--json F] [--rounds R]   B = 4, H = 32,
+        L = 1k..16k: TFLOP/s medians of tawa (every configuration built),
+        cuDNN, FA2 and Triton on the same source; ratios and geomeans. With
+        R > 1 each shape times all of them once per round, in an order
+        rotated by one each round, and takes the median over the rounds (the
+        GPU's clock and power state then weigh on all alike; one round, the
+        default, times them one after another).
 
 Prints "N passed, M failed" (check) and exits 1 on any failure, including
 kernels tawac rejected.
@@ -26,6 +30,7 @@ import json
 import math
 import os
 import random
+import statistics
 import sys
 import time
 
@@ -160,6 +165,18 @@ def median_ms(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
+def interleaved_ms(fns, rounds):
+    """Median ms of each callable of `fns` (name -> callable) over `rounds`
+    rounds, each timing every one once (median_ms), the order rotated by one
+    per round."""
+    names = list(fns)
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name].append(median_ms(fns[name]))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def plot(rows, path):
     """TFLOP/s against L: tawa's default, cuDNN, FA2 and Triton, one panel
     for non-causal and one for causal attention."""
@@ -185,7 +202,7 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
-def bench(entries, base, json_path, table_path, plot_path=None):
+def bench(entries, base, json_path, table_path, plot_path=None, rounds=1):
     import triton
     from triton.tools.tensor_descriptor import TensorDescriptor
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -225,28 +242,29 @@ def bench(entries, base, json_path, table_path, plot_path=None):
             flops = 4.0 * b * h * l * l * d / (2 if causal else 1)
             tf = lambda ms: flops / ms / 1e9
             row = {"kernel": kid, "dtype": in_dt, "causal": causal, "B": b, "H": h, "L": l, "D": d}
-            for name, kern in loaded.items():
-                plan = launch(kern, q, k, v, o, scale, l)
-                row[f"tawa_{name}"] = tf(median_ms(plan))
+            fns = {f"tawa_{name}": launch(kern, q, k, v, o, scale, l) for name, kern in loaded.items()}
             q4, k4, v4 = (t.view(b, h, l, d) for t in (q, k, v))
             for backend, key in ((SDPBackend.CUDNN_ATTENTION, "cudnn"), (SDPBackend.FLASH_ATTENTION, "fa2")):
                 if in_dt == "e4m3":
                     row[key] = None  # SDPA has no fp8 inputs: Triton fp8 is the anchor
                     continue
-                try:
+
+                def sdpa(backend=backend):
                     with sdpa_kernel(backend):
-                        fn = lambda: torch.nn.functional.scaled_dot_product_attention(
+                        return torch.nn.functional.scaled_dot_product_attention(
                             q4, k4, v4, is_causal=causal, scale=scale)
-                        fn()
-                        row[key] = tf(median_ms(fn))
+                try:
+                    sdpa()
+                    fns[key] = sdpa
                 except RuntimeError as err:
                     row[key] = None
                     print(f"note: {key} unavailable: {str(err).splitlines()[0]}")
             descs = (TensorDescriptor.from_tensor(q, [128, d]), TensorDescriptor.from_tensor(k, [bn, d]),
                      TensorDescriptor.from_tensor(v, [bn, d]), TensorDescriptor.from_tensor(o, [128, d]))
-            tri = lambda: triton_fn[(l // 128, b * h)](*descs, scale, l, 128, bn, d,
-                                                       *((causal,) if takes_causal else ()))
-            row["triton"] = tf(median_ms(tri))
+            fns["triton"] = lambda: triton_fn[(l // 128, b * h)](*descs, scale, l, 128, bn, d,
+                                                                 *((causal,) if takes_causal else ()))
+            for key, ms in interleaved_ms(fns, rounds).items():
+                row[key] = tf(ms)
             rows.append(row)
             print(json.dumps({k: (round(x, 1) if isinstance(x, float) else x) for k, x in row.items()}), flush=True)
 
@@ -299,6 +317,8 @@ def main():
     ap.add_argument("--table", help="also write the summary table here")
     ap.add_argument("--plot", help="a PNG of TFLOP/s against L")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="--bench: interleaved rounds per shape, the median taken (default 1)")
     args = ap.parse_args()
     manifest, base = kernels(args.manifest)
     entries = manifest["kernels"]
@@ -311,7 +331,7 @@ def main():
     if args.check:
         ok &= check(entries, base, args.small, seed)
     if args.bench:
-        ok &= bench(entries, base, args.json, args.table, args.plot)
+        ok &= bench(entries, base, args.json, args.table, args.plot, args.rounds)
     return 0 if ok else 1
 
 

@@ -7,6 +7,9 @@
 #
 #   AB_MANIFEST=build-kernels/attention-ab.json bash gpu/tools/attention_ab_run.sh OUTDIR
 #
+# The bench times every configuration and anchor of a shape once per round,
+# the order rotated each round, median over AB_ROUNDS rounds (default 3).
+#
 # The manifest is gpu/compiled/make_kernels.py's attention.json or a subset
 # of it with extra entries (a CUBIN built another way, named by its config),
 # as gpu/tools/attention_ab_manifest.py writes it:
@@ -49,7 +52,7 @@ for e in m["kernels"]:
     print(f"{e['id']:44} {c('MUFU.EX2'):8} {c('FFMA'):6} {c('FMNMX'):6} {gmma:6} {len(ins):6}")
 PY
 step "attention: bench" bench.log python3 gpu/compiled/attention.py --manifest "$M" --bench \
-  --json "$OUT/attention-ab.json" --table "$OUT/attention-ab.txt"
+  --rounds "${AB_ROUNDS:-3}" --json "$OUT/attention-ab.json" --table "$OUT/attention-ab.txt"
 echo "--- fragment"; grep -E "^(PASS|FAIL)" "$OUT/fragment.log" | tr '\n' ' '; echo
 echo "--- check: $(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$OUT/check.log" | tail -1)"
 grep -E "FAIL|error" "$OUT/check.log" | head -5
