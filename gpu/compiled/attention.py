@@ -30,7 +30,6 @@ import json
 import math
 import os
 import random
-import statistics
 import sys
 import time
 
@@ -165,18 +164,6 @@ def median_ms(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
-def interleaved_ms(fns, rounds):
-    """Median ms of each callable of `fns` (name -> callable) over `rounds`
-    rounds, each timing every one once (median_ms), the order rotated by one
-    per round."""
-    names = list(fns)
-    times = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            times[name].append(median_ms(fns[name]))
-    return {name: statistics.median(ts) for name, ts in times.items()}
-
-
 def plot(rows, path):
     """TFLOP/s against L: tawa's default, cuDNN, FA2 and Triton, one panel
     for non-causal and one for causal attention."""
@@ -206,7 +193,7 @@ def bench(entries, base, json_path, table_path, plot_path=None, rounds=1):
     import triton
     from triton.tools.tensor_descriptor import TensorDescriptor
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from gemm_bench import load_jit_functions
+    from gemm_bench import interleaved, load_jit_functions
     # The Triton function each benchmarked kernel was compiled from (same
     # positional arguments: descriptors, scale, L, BM, BN, D, causal).
     shared = load_jit_functions(os.path.join(base, "sources", "triton_kernels.py"))
@@ -263,7 +250,7 @@ def bench(entries, base, json_path, table_path, plot_path=None, rounds=1):
                      TensorDescriptor.from_tensor(v, [bn, d]), TensorDescriptor.from_tensor(o, [128, d]))
             fns["triton"] = lambda: triton_fn[(l // 128, b * h)](*descs, scale, l, 128, bn, d,
                                                                  *((causal,) if takes_causal else ()))
-            for key, ms in interleaved_ms(fns, rounds).items():
+            for key, ms in interleaved(fns, rounds)[0].items():
                 row[key] = tf(ms)
             rows.append(row)
             print(json.dumps({k: (round(x, 1) if isinstance(x, float) else x) for k, x in row.items()}), flush=True)
