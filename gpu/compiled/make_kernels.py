@@ -189,12 +189,14 @@ ATTENTION = {
 # The default, the optimal schedule, and the ablation: no warp-group
 # ping-pong (NOTURN), no coarse-grained pipeline either (NOCOARSE), the wait
 # for P.V not pinned after the softmax (NOPIN), the row max taken of the
-# scaled scores (NOSMAX).
+# scaled scores (NOSMAX), 128 query rows on two consumer groups where the
+# default widens them to 192 on three (NOWIDEN).
 ATTENTION_CONFIGS = [("default", []), ("OPT", ["--schedule=optimal"]),
                      ("NOTURN", ["--issue-turns=false"]),
                      ("NOCOARSE", ["--coarse-pipeline=false"]),
                      ("NOPIN", ["--softmax-overlap=false"]),
-                     ("NOSMAX", ["--scaled-row-max=false"])]
+                     ("NOSMAX", ["--scaled-row-max=false"]),
+                     ("NOWIDEN", ["--widen-rows=false"])]
 # Non-causal kernels: also the grouped program walk (8 query blocks of each
 # head at a time) instead of a head's query blocks together.
 NONCAUSAL_CONFIGS = [("GROUPED", ["--stream-order=false"])]

@@ -235,8 +235,24 @@ LogicalResult launchOf(tt::FuncOp kernel, tt::FuncOp original,
                        Grid &grid, std::string &launch, std::string &error) {
   ArrayRef<Type> want = original.getArgumentTypes();
   ArrayRef<Type> have = kernel.getArgumentTypes();
-  if (have.size() < want.size() || have.take_front(want.size()) != want ||
-      !kernel.getResultTypes().empty()) {
+  // A descriptor RowBlockWidening widened keeps the source's block on
+  // record (tawa.source_block): the same tensor, accessed in larger blocks.
+  auto sameArg = [&](unsigned i) {
+    if (have[i] == want[i])
+      return true;
+    auto h = dyn_cast<tt::TensorDescType>(have[i]);
+    auto w = dyn_cast<tt::TensorDescType>(want[i]);
+    auto source =
+        kernel.getArgAttrOfType<DenseI64ArrayAttr>(i, "tawa.source_block");
+    return h && w && source &&
+           source.asArrayRef() == w.getBlockType().getShape() &&
+           h.getBlockType().getElementType() ==
+               w.getBlockType().getElementType();
+  };
+  bool same = have.size() >= want.size();
+  for (unsigned i = 0; same && i < want.size(); ++i)
+    same = sameArg(i);
+  if (!same || !kernel.getResultTypes().empty()) {
     error = "the compiled kernel's signature differs from the original's";
     return failure();
   }

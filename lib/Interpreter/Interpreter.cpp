@@ -417,7 +417,8 @@ Step ProgramExecutor::step(Task &t) {
   if (t.runs && !t.turnStarted) {
     // Group 1 passes the first turn to group 0 as the partition starts.
     t.turnStarted = true;
-    for (int id : protocol::turnStartArrivals(t.group, options.turnVariant))
+    for (int id :
+         protocol::turnStartArrivals(t.group, options.turnVariant, t.groups))
       if (!barrierArrive(t, id, nullptr))
         return Step::Stop;
   }
@@ -434,7 +435,7 @@ Step ProgramExecutor::step(Task &t) {
       // Group 0 takes the turn group 1 passed after its last run, so that
       // no barrier phase is left half-arrived.
       if (std::optional<int> id =
-              protocol::turnEndSync(t.group, options.turnVariant)) {
+              protocol::turnEndSync(t.group, options.turnVariant, t.groups)) {
         Step s = barrierSync(t, *id, nullptr);
         if (s != Step::Progress)
           return s;
@@ -1018,7 +1019,8 @@ Step ProgramExecutor::dotAsync(Task &t, DotAsyncOp op) {
     // bar.sync on this group's turn barrier: wait for the other group's
     // hand-over.
     Step s = barrierSync(
-        t, protocol::turnSyncBarrier(t.group, options.turnVariant), op);
+        t, protocol::turnSyncBarrier(t.group, options.turnVariant, t.groups),
+        op);
     if (s != Step::Progress)
       return s;
     for (auto &other : tasks)
@@ -1094,8 +1096,8 @@ Step ProgramExecutor::dotAsync(Task &t, DotAsyncOp op) {
         t.runs->startAt.contains(op)))) {
     // bar.arrive on the other group's turn barrier: hand the turn over.
     t.turnHeld = false;
-    if (protocol::turnHandsOver(t.group, options.turnVariant) &&
-        !barrierArrive(t, protocol::handOverBarrier(t.group), op))
+    if (protocol::turnHandsOver(t.group, options.turnVariant, t.groups) &&
+        !barrierArrive(t, protocol::handOverBarrier(t.group, t.groups), op))
       return Step::Stop;
   }
   return Step::Progress;

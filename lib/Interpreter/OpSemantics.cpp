@@ -2,6 +2,7 @@
 
 #include "OpSemantics.h"
 
+#include "tawa/Dialect/Tawa/TawaDialect.h"
 #include "tawa/Interpreter/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -11,6 +12,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -515,6 +517,24 @@ LogicalResult OpEvaluator::evaluate(Operation *op,
     RuntimeValue r;
     if (failed(constant(op, r)))
       return failure();
+    results.push_back(std::move(r));
+    return success();
+  }
+  if (isa<ClipRowsOp>(op)) {
+    // The same tensor with rows at and past the limit out of bounds: a
+    // store drops them, as a TMA store drops what lies outside the tensor.
+    if (operands.size() != 2 ||
+        operands[0].kind != RuntimeValue::Kind::Descriptor ||
+        !operands[0].descriptor || !operands[1].data ||
+        operands[1].data->ints.empty())
+      return fail(op, "operands are not a tensor descriptor and a row");
+    auto clipped = std::make_shared<TensorDescriptor>(*operands[0].descriptor);
+    if (clipped->shape.empty())
+      return fail(op, "descriptor has no rows");
+    int64_t limit = signExtend(operands[1].data->ints[0], 32);
+    clipped->shape[0] = std::clamp<int64_t>(limit, 0, clipped->shape[0]);
+    RuntimeValue r = operands[0];
+    r.descriptor = std::move(clipped);
     results.push_back(std::move(r));
     return success();
   }

@@ -42,7 +42,7 @@ namespace {
 
 constexpr unsigned kRings = 3;
 constexpr unsigned kMaxDepth = 4;
-constexpr unsigned kMaxGroups = 2;
+constexpr unsigned kMaxGroups = 3;
 constexpr unsigned kMaxProgram = 250;
 constexpr unsigned kMaxPositions = 200;
 constexpr unsigned kMaxInFlight = 3;
@@ -112,7 +112,7 @@ struct AState {
   Producer producer;
   std::array<std::array<Slot, kMaxDepth>, kRings> slots;
   std::array<Group, kMaxGroups> groups;
-  std::array<NamedBarrier, 2> bars;
+  std::array<NamedBarrier, kMaxGroups> bars;
 };
 
 enum ActorKind : uint8_t { AProducer, ATma, AGroup, ARetire };
@@ -126,7 +126,8 @@ struct AStep {
 struct NoPerm {};
 
 std::vector<Instr> buildProgram(const AttentionConfig &c, unsigned g) {
-  bool turns = c.groups == 2 && c.issueTurns;
+  bool turns = c.groups >= 2 && c.issueTurns;
+  const int G = static_cast<int>(c.groups);
   IssueTurnVariant v = c.turnVariant;
   AttentionRingVariant rv = c.ringVariant;
   std::vector<Instr> p;
@@ -163,13 +164,13 @@ std::vector<Instr> buildProgram(const AttentionConfig &c, unsigned g) {
   };
   auto takeTurn = [&] {
     if (turns)
-      sync(turnSyncBarrier(g, v), "its turn to issue");
+      sync(turnSyncBarrier(g, v, G), "its turn to issue");
   };
   auto handOver = [&] {
     if (!turns)
       return;
-    if (turnHandsOver(g, v))
-      arrive(handOverBarrier(g), true, "hands the turn over");
+    if (turnHandsOver(g, v, G))
+      arrive(handOverBarrier(g, G), true, "hands the turn over");
     else
       arrive(kNoBarrier, true, "ends its run without handing the turn over");
   };
@@ -190,7 +191,7 @@ std::vector<Instr> buildProgram(const AttentionConfig &c, unsigned g) {
   auto u = [](int j, int k) { return format("O += P_%d V_%d", j, k); };
 
   if (turns)
-    for (int id : turnStartArrivals(static_cast<int>(g), v))
+    for (int id : turnStartArrivals(static_cast<int>(g), v, G))
       arrive(id, false, "passes the first turn");
   int base = 0;
   for (unsigned t = 0; t < c.trips.size(); ++t) {
@@ -246,7 +247,7 @@ std::vector<Instr> buildProgram(const AttentionConfig &c, unsigned g) {
       release(RQ, tile);
   }
   if (turns)
-    if (std::optional<int> id = turnEndSync(static_cast<int>(g), v))
+    if (std::optional<int> id = turnEndSync(static_cast<int>(g), v, G))
       sync(*id, "takes the last turn");
   return p;
 }
@@ -293,7 +294,7 @@ public:
       base += static_cast<int>(cfg.trips[t]);
     }
     emptyCount = static_cast<uint8_t>(cfg.groups * cfg.warpsPerGroup);
-    turns = cfg.groups == 2 && cfg.issueTurns;
+    turns = cfg.groups >= 2 && cfg.issueTurns;
     width = sizeof(Producer) + kRings * cfg.depth * sizeof(Slot) +
             cfg.groups * sizeof(Group) + (turns ? sizeof(AState::bars) : 0);
   }
@@ -418,7 +419,7 @@ public:
   std::optional<Failure> atExit(const State &x) const {
     if (!turns)
       return std::nullopt;
-    for (unsigned b = 0; b < 2; ++b)
+    for (unsigned b = 0; b < cfg.groups; ++b)
       if (x.bars[b].arrived) {
         std::string who;
         for (unsigned g = 0; g < cfg.groups; ++g)
@@ -466,7 +467,7 @@ public:
             "group %u: waits in bar.sync %d (%s); the barrier is in phase %d "
             "with %d of %u arrivals",
             g, i.barrier, i.what.c_str(), b.phase,
-            __builtin_popcount(b.arrived), cfg.groups));
+            __builtin_popcount(b.arrived), unsigned(kIssueTurnGroups)));
       } else {
         lines.push_back(format("group %u: blocked at %s", g,
                                describeInstr(i, cfg.depth).c_str()));
@@ -632,7 +633,10 @@ private:
                             "its arrivals alone, without the other group",
                             g, id, b.phase)};
     b.arrived = static_cast<uint8_t>(b.arrived | 1u << g);
-    if (static_cast<unsigned>(__builtin_popcount(b.arrived)) == cfg.groups) {
+    // Two groups complete a phase: the one that waits and the one before
+    // it (kIssueTurnBarrierThreads).
+    if (static_cast<unsigned>(__builtin_popcount(b.arrived)) ==
+        static_cast<unsigned>(kIssueTurnGroups)) {
       ++b.phase;
       b.arrived = 0;
       *completed = true;
@@ -824,8 +828,8 @@ std::string validateAttentionConfig(const AttentionConfig &config) {
   if (total > kMaxPositions || config.trips.size() > kMaxPositions)
     return format("at most %u key blocks and tiles", kMaxPositions);
   if (config.turnVariant != IssueTurnVariant::Correct &&
-      !(config.groups == 2 && config.issueTurns))
-    return "a turn variant needs two groups taking issue turns";
+      !(config.groups >= 2 && config.issueTurns))
+    return "a turn variant needs two or three groups taking issue turns";
   for (unsigned g = 0; g < config.groups; ++g)
     if (buildProgram(config, g).size() > kMaxProgram)
       return format("at most %u consumer instructions (fewer tiles or key "

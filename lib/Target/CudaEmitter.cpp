@@ -33,10 +33,10 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
   if (pingpong)
     shapeOk &= warps.size() == 3 && warps[1] == 4 && warps[2] == 4;
   else
-    shapeOk &= warps.size() == 2 && warps[1] <= 8;
+    shapeOk &= warps.size() == 2 && warps[1] <= 12;
   if (!shapeOk)
     return error(op) << "supported: one 4-warp producer and either one "
-                        "consumer partition of 1 or 2 warp groups or two "
+                        "consumer partition of 1 to 3 warp groups or two "
                         "ping-pong partitions of one warp group each";
   groups = pingpong ? 1 : warps[1] / 4;
   if (!pingpong)
@@ -119,10 +119,11 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
                << " not stored yet\n";
       }
     }
-    // Cooperative groups that take turns issuing products: group 1 passes
-    // the first turn to group 0, and group 0 takes the turn group 1 passes
-    // after its last products, so no named barrier is left half-arrived.
-    issueTurns = !pingpong && groups == 2 &&
+    // Cooperative groups that take turns issuing products, round robin: the
+    // last group passes the first turn to group 0, and group 0 takes the
+    // turn the last group passes after its last products, so no named
+    // barrier is left half-arrived.
+    issueTurns = !pingpong && groups >= 2 &&
                  op.getPartitions()[p]
                      .walk([](DotAsyncOp dot) {
                        return dot->hasAttr(kIssueTurnAttr)
@@ -131,7 +132,7 @@ LogicalResult Emitter::emitWarpSpecialize(WarpSpecializeOp op) {
                      })
                      .wasInterrupted();
     if (issueTurns)
-      line() << "if (cg == 1)\n"
+      line() << "if (cg == " << groups - 1 << ")\n"
              << std::string(2 * indent, ' ')
              << "  namedBarrierArrive(kIssueTurnBarrier + 0, 2 * "
                 "kWarpGroupThreads);\n";
@@ -247,12 +248,23 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       p.kind = "tensormap";
       p.dtype = en->second.str();
       p.block.assign(block.getShape().begin(), block.getShape().end());
-      bool stored = llvm::any_of(arg.getUsers(), [](Operation *u) {
+      // A store through tawa.clip_rows is a store of this map.
+      auto isStore = [](Operation *u) {
+        if (auto clip = dyn_cast<ClipRowsOp>(u))
+          return !clip->use_empty() &&
+                 llvm::all_of(clip->getUsers(), [](Operation *v) {
+                   return isa<tt::DescriptorStoreOp>(v);
+                 });
         return isa<tt::DescriptorStoreOp>(u);
-      });
-      bool loaded = llvm::any_of(arg.getUsers(), [](Operation *u) {
-        return !isa<tt::DescriptorStoreOp>(u);
-      });
+      };
+      bool stored = llvm::any_of(arg.getUsers(), isStore);
+      bool loaded = llvm::any_of(arg.getUsers(),
+                                 [&](Operation *u) { return !isStore(u); });
+      // The block the caller's grid is computed with: the source's where
+      // -tawa-row-block-widening widened it.
+      if (auto source = func.getArgAttrOfType<DenseI64ArrayAttr>(
+              arg.getArgNumber(), "tawa.source_block"))
+        p.block.assign(source.asArrayRef().begin(), source.asArrayRef().end());
       // One tensor map has one box: the store's 64 x 64 or the load's tile.
       if (stored && loaded)
         return error(arg.getLoc()) << "a descriptor both loaded and stored "
@@ -270,9 +282,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
       p.swizzle = swizzle ? swizzle->metadataName() : "none";
       // Checked again at the store, at its line, for a clear message.
       if (stored && !storableTile(block))
-        return error(*llvm::find_if(
-                   arg.getUsers(),
-                   [](Operation *u) { return isa<tt::DescriptorStoreOp>(u); }))
+        return error(*llvm::find_if(arg.getUsers(), isStore))
                << "stored tiles must be a multiple of 64 columns, or 32, 16 "
                   "or 8 columns of a 16-bit type";
       // Loads split between the CTAs of a cluster move half-height boxes.

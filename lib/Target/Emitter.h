@@ -198,6 +198,8 @@ private:
   std::string lookup(Value v);
   /// A `const CUtensorMap *` expression for a tensor descriptor value.
   std::string descRef(Value desc) {
+    if (auto clip = desc.getDefiningOp<ClipRowsOp>())
+      return descRef(clip.getDesc());
     if (isa<BlockArgument>(desc))
       return "&" + lookup(desc);
     return lookup(desc);

@@ -49,6 +49,29 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
   std::string desc = descRef(op.getDesc());
   std::string row0 = lookup(op.getIndices()[0]),
               col0 = lookup(op.getIndices()[1]);
+  // Through tawa.clip_rows: a fragment's boxes are stored only where its
+  // first row is below the limit (RowBlockWidening's limits sit a multiple
+  // of 64 rows from the block's first row). The condition is the same for
+  // the whole group, so its named barriers stay matched.
+  std::string limit;
+  if (auto clip = op.getDesc().getDefiningOp<ClipRowsOp>()) {
+    if (deferredEpi && deferredEpi->segmentOf.count(op))
+      return error(op) << "internal error: a clipped store the deferred "
+                          "epilogue planned for";
+    limit = lookup(clip.getLimit());
+  }
+  auto openGuard = [&] {
+    if (!limit.empty()) {
+      line() << "if (row < " << limit << ") { // rows past it are not ours\n";
+      ++indent;
+    }
+  };
+  auto closeGuard = [&] {
+    if (!limit.empty()) {
+      --indent;
+      line() << "}\n";
+    }
+  };
   if (acc.cols < kEpiBoxCols) {
     // A tile narrower than a box: each 64-row fragment is one box of the
     // tile's width in the 64- or 32-byte swizzle (never deferred).
@@ -68,12 +91,14 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     ++indent;
     line() << "const int32_t row = " << row0 << " + (cg * " << acc.frags
            << " + f) * 64;\n";
+    openGuard();
     emitStagedBoxStore(
         [&] {
           line() << "storeAccNarrowSwizzled<" << cty << ">(" << acc.name
                  << "[f], buf);\n";
         },
         desc, col0, "row");
+    closeGuard();
     --indent;
     line() << "}\n";
     return success();
@@ -111,6 +136,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
          << " + f) * 64;\n";
   if (deferred == boxes)
     line() << "(void)row;\n";
+  openGuard();
   for (int64_t b = boxes - deferred; b < boxes; ++b)
     line() << "packAccBox<" << cty << ", " << b << ", "
            << (b - (boxes - deferred)) * 16 << ">(" << acc.name << "[f], pendC"
@@ -127,6 +153,7 @@ LogicalResult Emitter::emitStore(tt::DescriptorStoreOp op) {
     --indent;
     line() << "}\n";
   }
+  closeGuard();
   --indent;
   line() << "}\n";
   if (deferred) {
@@ -248,7 +275,7 @@ void Emitter::planDeferredEpilogue(WarpSpecializeOp ws) {
       for (auto dot : loop.getBody()->getOps<DotAsyncOp>())
         turns |= dot->hasAttr(kIssueTurnAttr);
     });
-  int64_t queued = turns && groups == 2 ? 2 * inFlight : inFlight;
+  int64_t queued = turns && groups >= 2 ? groups * inFlight : inFlight;
   int64_t half = (plan.boxes + 1) / 2;
   int64_t request = options.epilogueOverlap >= 0 ? options.epilogueOverlap
                     : slack ? (*slack < kEpilogueBoxCycles ? 0

@@ -110,10 +110,10 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   std::string scaleD = fromZero ? "kk > 0 ? 1 : 0" : "1";
   if (lazy != lazyZero.end())
     scaleD = "(" + lazy->second + " || kk > 0) ? 1 : 0";
-  bool turn = op->hasAttr(kIssueTurnAttr) && groups == 2;
+  bool turn = op->hasAttr(kIssueTurnAttr) && groups >= 2;
   if (turn && !turnHeld) {
-    // Wait until the other group has issued its products (the first turn
-    // is group 0's: group 1 passes it at the start).
+    // Wait until the previous group has issued its products (the first
+    // turn is group 0's: the last group passes it at the start).
     line() << "namedBarrierSync(kIssueTurnBarrier + cg, 2 * "
               "kWarpGroupThreads); // this group's turn to issue\n";
     turnHeld = true;
@@ -121,8 +121,12 @@ LogicalResult Emitter::emitDotAsync(DotAsyncOp op) {
   if (failed(emitProductIssue(op, op.getA(), op.getB(), *acc, scaleD)))
     return failure();
   if (turn && passesTurnAfter(op)) {
-    line() << "namedBarrierArrive(kIssueTurnBarrier + 1 - cg, 2 * "
-              "kWarpGroupThreads); // the other group's turn\n";
+    if (groups == 2)
+      line() << "namedBarrierArrive(kIssueTurnBarrier + 1 - cg, 2 * "
+                "kWarpGroupThreads); // the other group's turn\n";
+    else
+      line() << "namedBarrierArrive(kIssueTurnBarrier + (cg + 1) % " << groups
+             << ", 2 * kWarpGroupThreads); // the next group's turn\n";
     turnHeld = false;
   }
   if (lazy != lazyZero.end())

@@ -178,7 +178,7 @@ bool annotate(scf::ForOp forOp, bool issueTurns) {
   // (FlashAttention-3's ping-pong: one group's softmax runs under the other
   // group's products); the emitter brackets each run of marked products
   // with the groups' named barriers.
-  if (issueTurns && cooperativeGroups(forOp) == 2) {
+  if (issueTurns && cooperativeGroups(forOp) >= 2) {
     tIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
     uIssue->setAttr(kIssueTurnAttr, UnitAttr::get(ctx));
   }

@@ -21,7 +21,7 @@ bool issueTurnRunEndsAfter(Operation *dot) {
 
 IssueTurnRuns findIssueTurnRuns(Region &consumer, int64_t groups) {
   IssueTurnRuns runs;
-  if (groups != 2)
+  if (groups < 2)
     return runs;
   // The emitter's walk: operations in order, a nested region's operations
   // where the operation that holds it is emitted.

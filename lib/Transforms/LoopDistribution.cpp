@@ -65,11 +65,15 @@ int64_t tawa::defaultConsumerGroups(Operation *root) {
   // 128 registers per thread leave room for addresses and the epilogue
   // under the 232-register budget of a consumer thread; two groups split
   // each accumulator along M (64 rows each).
-  bool splittable = true;
+  // Three split 192-row accumulators (-tawa-row-block-widening).
+  bool splittable = true, thirds = true;
   root->walk([&](tt::DotOp dot) {
     auto acc = cast<RankedTensorType>(dot.getType());
     splittable &= acc.getRank() == 2 && acc.getShape()[0] % 128 == 0;
+    thirds &= acc.getRank() == 2 && acc.getShape()[0] == 192;
   });
+  if (accumulatorRegisters(root) > 128 && thirds)
+    return 3;
   return accumulatorRegisters(root) > 128 && splittable ? 2 : 1;
 }
 
@@ -809,8 +813,10 @@ LogicalResult Distributor::run() {
 
   // One producer warp group with few registers; the consumer groups share the
   // rest of the 64K-register file (setmaxnreg takes multiples of 8, <= 256).
-  const int32_t producerRegs = 40;
+  // Three consumer groups get 160 each with a 32-register producer (its
+  // loop of TMA issues needs fewer than 32), not 152 with 40.
   int32_t consumerWarps = 4 * consumerGroups;
+  const int32_t producerRegs = consumerGroups == 3 && !pingpong ? 32 : 40;
   int32_t consumerRegs = std::min<int64_t>(
       232, ((65536 - 128 * producerRegs) / (32 * consumerWarps)) / 8 * 8);
   // Ping-pong: one partition (of one warp group) per consumer.

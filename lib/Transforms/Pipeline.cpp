@@ -24,6 +24,13 @@ void addProgramPasses(OpPassManager &pm,
     swizzle.groupRows = options.tileSwizzle;
     funcPm.addPass(createTileSwizzle(swizzle));
   }
+  // Before pairing and persistence: the widened kernel's program count
+  // along x is what the persistent loop walks.
+  if (options.persistent && options.widenRows &&
+      (options.consumerGroups == 0 || options.consumerGroups == 3) &&
+      options.pingpong != 1 &&
+      options.pairPrograms == WarpSpecializationOptions::PairPrograms::Auto)
+    funcPm.addPass(createRowBlockWidening());
   using Pair = WarpSpecializationOptions::PairPrograms;
   // Auto pairs for two cooperative consumer groups only: each then holds a
   // 64-row slice of both accumulators (128 registers), as for a 128 x 256

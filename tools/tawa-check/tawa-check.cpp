@@ -140,12 +140,14 @@ half-arrived at the end, no group taking its turn while the other holds it,
 no turn product issued outside a turn.
 
 Sweeps every ring depth D in 1..--max-depth, groups C in 1..--consumers
-(C = 2 with and without issue turns), tiles T in 1..--tiles and every
+(C = 2 and 3 with and without issue turns, round robin among three),
+tiles T in 1..--tiles and every
 assignment of 0..--max-trips key blocks to the tiles.
 
 Options:
   --max-depth D    largest ring depth, 1..4 (default 2)
-  --consumers N    largest number of cooperative groups, 1..2 (default 2)
+  --consumers N    largest number of cooperative groups, 1..3 (default 2;
+                   3 is the widened row block, -tawa-row-block-widening)
   --tiles T        largest number of tiles (default 2)
   --max-trips K    largest number of key blocks per tile (default 3)
   --warps W        empty[] arrivals per group and release (default 1)
@@ -499,7 +501,7 @@ std::string describe(const AttentionConfig &c) {
   for (unsigned n : c.trips)
     trips += (trips.empty() ? "" : ",") + std::to_string(n);
   return "D=" + std::to_string(c.depth) + " C=" + std::to_string(c.groups) +
-         (c.groups == 2 ? (c.issueTurns ? " turns" : " no-turns") : "") +
+         (c.groups >= 2 ? (c.issueTurns ? " turns" : " no-turns") : "") +
          " trips=" + trips + " W=" + std::to_string(c.warpsPerGroup);
 }
 
@@ -516,7 +518,7 @@ std::vector<AttentionRow> attentionRows(const AttentionOptions &opts) {
   for (unsigned d = 1; d <= opts.maxDepth; ++d)
     for (unsigned c = 1; c <= opts.consumers; ++c)
       for (int turns = 0; turns <= 1; ++turns) {
-        if (turns && c != 2)
+        if (turns && c < 2)
           continue;
         if ((turns && opts.noTurns) || (!turns && opts.turnsOnly))
           continue;
@@ -632,7 +634,7 @@ int runAttentionSweep(const AttentionOptions &opts) {
     if (!opts.verbose)
       std::printf("  %2u %2u %8s %2u %7zu %12llu %10llu %10llu\n", row.depth,
                   row.groups,
-                  row.groups == 2 ? (row.turns ? "on" : "off") : "-",
+                  row.groups >= 2 ? (row.turns ? "on" : "off") : "-",
                   row.tiles, row.configs.size(),
                   static_cast<unsigned long long>(rowStates),
                   static_cast<unsigned long long>(rowMax),
@@ -669,7 +671,7 @@ int attentionCommand(int argc, char **argv) {
     } else if (arg == "--max-depth") {
       opts.maxDepth = parseCount("--max-depth", value(), 1, 4);
     } else if (arg == "--consumers") {
-      opts.consumers = parseCount("--consumers", value(), 1, 2);
+      opts.consumers = parseCount("--consumers", value(), 1, 3);
     } else if (arg == "--tiles") {
       opts.tiles = parseCount("--tiles", value(), 1, 8);
     } else if (arg == "--max-trips") {
@@ -715,9 +717,9 @@ int attentionCommand(int argc, char **argv) {
     }
   }
   if (opts.turnVariant != IssueTurnVariant::Correct) {
-    // Turn variants need two groups taking turns.
+    // Turn variants need two or three groups taking turns.
     if (opts.consumers < 2 || opts.noTurns)
-      usageError("a turn variant needs --consumers 2 and issue turns");
+      usageError("a turn variant needs --consumers 2 or 3 and issue turns");
     opts.turnsOnly = true;
   }
   if (opts.printProgram) {

@@ -230,6 +230,15 @@ cl::opt<std::string> maskedLoopMode(
              "unmasked prefix and the rest (default: guard)"),
     cl::init("guard"), cl::cat(tawacCategory));
 
+cl::opt<bool> widenRows(
+    "widen-rows",
+    cl::desc("Run 192 query rows per program (three consumer warp groups of "
+             "64 rows) where a persistent attention kernel's 128 rows are "
+             "independent and the groups' registers hold its accumulators "
+             "(head dimension 64); the last block of each row range writes "
+             "only its own rows (default: on)"),
+    cl::init(true), cl::cat(tawacCategory));
+
 cl::opt<bool> scaledRowMax(
     "scaled-row-max",
     cl::desc("Take the row max (or min) of scores scaled by a positive "
@@ -453,6 +462,7 @@ int main(int argc, char **argv) {
     options.warpSpecialization.streamOrder = streamOrder;
     options.warpSpecialization.splitMaskedLoops = splitMaskedLoops;
     options.warpSpecialization.scaledRowMax = scaledRowMax;
+    options.warpSpecialization.widenRows = widenRows;
     if (maskedLoopMode != "guard" && maskedLoopMode != "split") {
       llvm::errs() << "tawac: error: --masked-loop-mode must be 'guard' or "
                       "'split', not '"

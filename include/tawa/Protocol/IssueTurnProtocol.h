@@ -1,24 +1,27 @@
 //===- IssueTurnProtocol.h - the issue turns of cooperative groups -*- C++ -*-//
 //
-// Two cooperative consumer warp groups that share one consumer region take
-// turns issuing their tensor-core products (FlashAttention-3's warp-group
-// ping-pong, `tawa.issue_turn` written by -tawa-coarse-pipeline). The CUDA
-// emitter realizes a turn with two named barriers of 2 x 128 threads
+// G cooperative consumer warp groups (two, or three on widened row blocks)
+// that share one consumer region take turns issuing their tensor-core
+// products, round robin (FlashAttention-3's warp-group ping-pong,
+// `tawa.issue_turn` written by -tawa-coarse-pipeline). The CUDA emitter
+// realizes a turn with G named barriers of 2 x 128 threads
 // (include/tawa/device/sync.cuh, lib/Target/EmitterProducts.cpp "issue
 // turns", lib/Target/CudaEmitter.cpp):
 //
-//   at the start of the partition  group 1: bar.arrive turnBarrier(0)
-//   before a run of turn products  group g: bar.sync   turnBarrier(g)
-//   after the run                  group g: bar.arrive handOverBarrier(g)
-//   at the end of the partition    group 0: bar.sync   turnBarrier(0)
+//   at the start of the partition  group G-1: bar.arrive turnBarrier(0)
+//   before a run of turn products  group g:   bar.sync   turnBarrier(g)
+//   after the run                  group g:   bar.arrive handOverBarrier(g)
+//   at the end of the partition    group 0:   bar.sync   turnBarrier(0)
 //
-// so that group 0 issues first, the groups alternate, and every barrier
-// phase gets one arrival of each group (none is left half-arrived at the
-// end). This header is that protocol in one place, for the two checkers
-// that model it: the CPU interpreter (which runs the warp-specialized IR and
-// reads the runs from the tawa.issue_turn attributes) and the protocol model
-// checker (lib/Protocol/AttentionModel.cpp). test/Target/attention.test pins
-// the emitted statements to it. Header-only, C++17, no MLIR, no CUDA.
+// with handOverBarrier(g) = turnBarrier((g + 1) mod G), so that group 0
+// issues first, the groups take turns in order, and every barrier phase
+// gets the arrivals of two groups, the one that waits and the one before
+// it (none is left half-arrived at the end). This header is that protocol in
+// one place, for the two checkers that model it: the CPU interpreter (which
+// runs the warp-specialized IR and reads the runs from the tawa.issue_turn
+// attributes) and the protocol model checker (lib/Protocol/AttentionModel.cpp).
+// test/Target/attention.test pins the emitted statements to it. Header-only,
+// C++17, no MLIR, no CUDA.
 //
 // A *variant* is a deliberately broken protocol that the checkers must
 // catch (the seeded bugs of docs/VERIFICATION.md).
@@ -34,11 +37,12 @@
 
 namespace tawa::protocol {
 
-/// Groups that take turns (the emitter takes turns only with two).
+/// Groups whose arrivals complete a phase of one turn barrier: the group
+/// that waits on it and the one that hands it the turn.
 inline constexpr int kIssueTurnGroups = 2;
 /// kIssueTurnBarrier of include/tawa/device/sync.cuh.
 inline constexpr int kIssueTurnBarrierBase = 8;
-/// Threads that complete a phase of a turn barrier: both warp groups.
+/// Threads that complete a phase of a turn barrier: two warp groups.
 inline constexpr int kIssueTurnBarrierThreads = 2 * 128;
 
 enum class IssueTurnVariant {
@@ -64,45 +68,52 @@ enum class IssueTurnVariant {
 
 /// The barrier on which group g waits for its turn.
 constexpr int turnBarrier(int g) { return kIssueTurnBarrierBase + g; }
-/// The barrier on which group g hands the turn to the other group.
-constexpr int handOverBarrier(int g) { return kIssueTurnBarrierBase + 1 - g; }
+/// The barrier on which group g of `groups` hands the turn to the next.
+constexpr int handOverBarrier(int g, int groups = 2) {
+  return kIssueTurnBarrierBase + (g + 1) % groups;
+}
 
 /// The barrier on which group g waits before a run under variant v.
-inline int turnSyncBarrier(int g, IssueTurnVariant v) {
+inline int turnSyncBarrier(int g, IssueTurnVariant v, int groups = 2) {
   if (v == IssueTurnVariant::WrongBarrier && g == 0)
-    return handOverBarrier(0);
+    return handOverBarrier(0, groups);
   return turnBarrier(g);
 }
 
 /// What group g does at the start of the partition: the barriers it
-/// arrives on, in order (empty: nothing).
-inline std::vector<int> turnStartArrivals(int g, IssueTurnVariant v) {
+/// arrives on, in order (empty: nothing). The last group passes the first
+/// turn (in the variants' names, "group 1" of two).
+inline std::vector<int> turnStartArrivals(int g, IssueTurnVariant v,
+                                          int groups = 2) {
+  bool last = g == groups - 1;
   switch (v) {
   case IssueTurnVariant::NoFirstPass:
     return {};
   case IssueTurnVariant::DoubleFirstPass:
-    return g == 1 ? std::vector<int>{turnBarrier(0), turnBarrier(0)}
-                  : std::vector<int>{};
+    return last ? std::vector<int>{turnBarrier(0), turnBarrier(0)}
+                : std::vector<int>{};
   default:
-    return g == 1 ? std::vector<int>{turnBarrier(0)} : std::vector<int>{};
+    return last ? std::vector<int>{turnBarrier(0)} : std::vector<int>{};
   }
 }
 
 /// The barrier group g waits on at the end of the partition, if any.
-inline std::optional<int> turnEndSync(int g, IssueTurnVariant v) {
+inline std::optional<int> turnEndSync(int g, IssueTurnVariant v,
+                                      int groups = 2) {
   switch (v) {
   case IssueTurnVariant::NoLastTake:
     return std::nullopt;
   case IssueTurnVariant::LastTakeByGroup1:
-    return g == 1 ? std::optional<int>(turnBarrier(1)) : std::nullopt;
+    return g == groups - 1 ? std::optional<int>(turnBarrier(groups - 1))
+                           : std::nullopt;
   default:
     return g == 0 ? std::optional<int>(turnBarrier(0)) : std::nullopt;
   }
 }
 
 /// Whether group g hands the turn over after a run.
-inline bool turnHandsOver(int g, IssueTurnVariant v) {
-  return !(v == IssueTurnVariant::NoHandOver && g == 1);
+inline bool turnHandsOver(int g, IssueTurnVariant v, int groups = 2) {
+  return !(v == IssueTurnVariant::NoHandOver && g == groups - 1);
 }
 
 /// Whether the hand-over follows the first product of a run (the broken

@@ -29,7 +29,7 @@ bool issueTurnRunEndsAfter(mlir::Operation *dot);
 
 /// The runs of a consumer region of `groups` cooperative groups, as the
 /// emitter walks it (operations in order, nested regions where they
-/// occur). Empty unless groups == 2 and some product is marked.
+/// occur). Empty unless groups >= 2 and some product is marked.
 struct IssueTurnRuns {
   /// Marked products before which a group waits for its turn.
   llvm::SmallPtrSet<mlir::Operation *, 8> startAt;

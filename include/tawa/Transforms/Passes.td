@@ -129,6 +129,37 @@ def TileLoopPrograms : Pass<"tawa-tile-loop-programs", "::tawa::tt::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def RowBlockWidening : Pass<"tawa-row-block-widening", "::tawa::tt::FuncOp"> {
+  let summary = "run 192 query rows per program where a kernel's 128 rows are independent and three consumer groups fit";
+  let description = [{
+    FlashAttention-3's tile for head dimension 64: 192 query rows, one
+    64-row slice per consumer warp group, three groups sharing each K and V
+    block; a Triton source cannot say it (its blocks are powers of two).
+    Where program_id(x) enters a kernel only as `pid * 128` (plus a base
+    that does not read it) in the row index of descriptor loads and stores
+    of 128-row blocks, and every value derived from those rows keeps them
+    as its dimension 0 (elementwise ops, splats and splat constants, dots
+    whose A operand and accumulator carry them, reductions, expand_dims and
+    broadcasts along dimension 1, loop-carried values), program x processes
+    rows [192 x, 192 x + 192) instead: those tensors, the row-indexed
+    descriptors (argument attribute `tawa.source_block` keeps the source's
+    block for the caller's grid) and the multiplier become 192; a store
+    writes through `tawa.clip_rows` below base + 128 * num_programs(x), the
+    first row past the programs' range, so the last block of a range (a
+    head) does not write into the next one; and the program count along x,
+    ceil(128 nx / 192), is marked `tawa.program_count` for
+    -tawa-persistent-programs.
+
+    Applied only to attention-shaped kernels (a loop of two products and a
+    row reduction) whose products' accumulators add up to at most 192
+    columns (S of 128 keys and O of head dimension 64: 96 registers per
+    thread of a group, which with P and addresses fits the 160 each of
+    three groups get); others are left as they are.
+  }];
+  let dependentDialects = ["::tawa::tt::TTDialect", "::tawa::TawaDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PersistentPrograms : Pass<"tawa-persistent-programs", "::tawa::tt::FuncOp"> {
   let summary = "turn a kernel of one program per tile into a persistent one";
   let description = [{

@@ -71,6 +71,10 @@ struct WarpSpecializationOptions {
   /// Reduce raw scores before scaling them where that is exact
   /// (-tawa-scaled-row-max: a row max of x * c as max(x) * c for c > 0).
   bool scaledRowMax = true;
+  /// Run 192 query rows per program on three consumer groups where a
+  /// persistent attention kernel's 128 rows are independent and the groups'
+  /// registers hold them (-tawa-row-block-widening: head dimension 64).
+  bool widenRows = true;
 };
 
 /// The supported-subset check (module level).

@@ -293,6 +293,29 @@ def Tawa_TmaLoadOp : Tawa_Op<"tma.load", [AttrSizedOperandSegments,
   }];
 }
 
+def Tawa_ClipRowsOp : Tawa_Op<"clip_rows", [Pure,
+    AllTypesMatch<["desc", "result"]>]> {
+  let summary = "a tensor descriptor whose rows at and past a bound are out of bounds";
+  let description = [{
+    The same tensor map with its outermost (row) extent cut at `limit`: a
+    store through the result does not write rows at or past `limit` (as a
+    TMA store drops what lies outside the tensor). RowBlockWidening puts it
+    on the store of a widened row block, whose last block of a row range
+    (an attention head) reaches into the next one. The CUDA emitter stores
+    64-row boxes and skips a box whose first row is at or past the limit,
+    so the limit must sit a multiple of 64 rows from every stored block's
+    first row (RowBlockWidening's limits do); the CPU interpreter clips
+    row by row.
+
+    ```mlir
+    %o = tawa.clip_rows %o_desc below %limit : !tt.tensordesc<tensor<192x64xf16>>
+    ```
+  }];
+  let arguments = (ins AnyType:$desc, I32:$limit);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$desc `below` $limit attr-dict `:` type($desc)";
+}
+
 def Tawa_SlotViewOp : Tawa_Op<"smem.slot", [
     MemoryEffects<[MemRead<DefaultResource>]>]> {
   let summary = "the tile in one slot of a shared-memory ring, as a value";
