@@ -66,6 +66,19 @@ TEST(AttentionModel, CorrectPipelineIsClean) {
               EXPECT_GT(r.states, 1u);
             }
       }
+  // Three groups (the widened 192-row block) taking turns round robin.
+  for (unsigned d = 1; d <= 2; ++d)
+    for (bool turns : {false, true})
+      for (std::vector<unsigned> trips :
+           {std::vector<unsigned>{0}, std::vector<unsigned>{2},
+            std::vector<unsigned>{1, 3}}) {
+        AttentionConfig cfg = config(d, 3, turns, trips);
+        ASSERT_EQ(validateAttentionConfig(cfg), "") << describe(cfg);
+        CheckResult r = checkAttentionProtocol(cfg);
+        EXPECT_TRUE(r.complete);
+        EXPECT_EQ(r.violationCount, 0u) << describe(cfg) << "\n"
+                                        << firstViolation(r);
+      }
   // One arrival per warp, as the kernels make them.
   for (unsigned d = 1; d <= 2; ++d) {
     AttentionConfig cfg = config(d, 2, true, {2, 3}, 4);
@@ -213,7 +226,7 @@ TEST(AttentionModel, SeededBugsAreCaught) {
 TEST(AttentionModel, ConfigurationsOutsideTheModelAreRejected) {
   EXPECT_NE(validateAttentionConfig(config(0, 2, true, {1})), "");
   EXPECT_NE(validateAttentionConfig(config(5, 2, true, {1})), "");
-  EXPECT_NE(validateAttentionConfig(config(2, 3, true, {1})), "");
+  EXPECT_NE(validateAttentionConfig(config(2, 4, true, {1})), "");
   EXPECT_NE(validateAttentionConfig(config(2, 2, true, {})), "");
   AttentionConfig oneGroup = config(2, 1, false, {1});
   oneGroup.turnVariant = IssueTurnVariant::NoFirstPass;
