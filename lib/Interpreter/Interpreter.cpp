@@ -415,7 +415,8 @@ static uint64_t workOf(Operation *op) {
 
 Step ProgramExecutor::step(Task &t) {
   if (t.runs && !t.turnStarted) {
-    // Group 1 passes the first turn to group 0 as the partition starts.
+    // The last group passes the first turn to group 0 as the partition
+    // starts.
     t.turnStarted = true;
     for (int id :
          protocol::turnStartArrivals(t.group, options.turnVariant, t.groups))
@@ -432,8 +433,8 @@ Step ProgramExecutor::step(Task &t) {
                           "a region of " + describeOp(f.owner) +
                               " ends without a terminator");
     if (t.runs && !t.turnEnded) {
-      // Group 0 takes the turn group 1 passed after its last run, so that
-      // no barrier phase is left half-arrived.
+      // Group 0 takes the turn the last group passed after its last run, so
+      // that no barrier phase is left half-arrived.
       if (std::optional<int> id =
               protocol::turnEndSync(t.group, options.turnVariant, t.groups)) {
         Step s = barrierSync(t, *id, nullptr);

@@ -109,8 +109,9 @@ cl::opt<int64_t>
 cl::opt<int64_t> consumerGroups(
     "consumer-groups",
     cl::desc("Consumer warp groups that share the consumer region, 1 to 3 "
-             "(default: 2 where one group's share of the accumulator would "
-             "take more than 128 registers per thread, else 1)"),
+             "(default: 3 for a 192-row block widened by --widen-rows; 2 "
+             "where one group's share of the accumulator would take more "
+             "than 128 registers per thread; else 1)"),
     cl::value_desc("N"), cl::init(0), cl::cat(tawacCategory));
 
 cl::opt<bool> persistent(
