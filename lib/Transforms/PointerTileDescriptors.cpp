@@ -606,7 +606,7 @@ private:
         term = arith::TruncIOp::create(b, loc, b.getI32Type(), term);
       if (c != 1)
         term = arith::MulIOp::create(
-            b, loc, atom, arith::ConstantIntOp::create(b, loc, c, 32));
+            b, loc, term, arith::ConstantIntOp::create(b, loc, c, 32));
       sum = sum ? arith::AddIOp::create(b, loc, sum, term).getResult() : term;
     }
     if (!sum || l.constant != 0) {
@@ -663,7 +663,10 @@ private:
     else if (form->dims[0].stride.isOne())
       inner = 0;
     else {
-      why = "neither dimension of the tile is contiguous (stride 1)";
+      why = "neither dimension of the tile is contiguous (stride 1): TMA "
+            "needs a unit stride known when compiling (a Triton launch "
+            "specializes a stride argument equal to 1 to a constant unless "
+            "the kernel lists it in do_not_specialize)";
       return failure();
     }
     if (store && inner != 1) {
@@ -684,10 +687,18 @@ private:
             "needs it: give the stride argument tt.divisibility = 16)";
       return failure();
     }
-    if (!availableAtEntry(Linear::ofAtom(form->base)) ||
-        divisibility(form->base) < 16) {
-      why = "the base pointer is not a kernel argument known to be 16-byte "
-            "aligned";
+    if (!availableAtEntry(Linear::ofAtom(form->base))) {
+      // E.g. a batched GEMM's `a_ptr += pid_b * stride_ab`: the tile lives
+      // in a 3-D view, and descriptors here are 2-D views built once.
+      why = "the tile's base pointer is not a kernel argument but is offset "
+            "per program (e.g. by a batch index); only tiles of a 2-D view "
+            "starting at a pointer argument become TMA loads";
+      return failure();
+    }
+    if (divisibility(form->base) < 16) {
+      why = "the base pointer argument is not known to be 16-byte aligned "
+            "(TMA needs it: tt.divisibility = 16, which a Triton launch gives "
+            "a pointer that is)";
       return failure();
     }
     MaskBound bounds[2];

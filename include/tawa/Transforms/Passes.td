@@ -5,6 +5,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DropAssumptions : Pass<"tawa-drop-assumptions", "::mlir::ModuleOp"> {
+  let summary = "remove tl.assume's hints (llvm.intr.assume) and what only they read";
+  let description = [{
+    Triton lowers `tl.assume(cond)` (written on program ids and strides in
+    Triton's persistent-matmul tutorial and many GEMMs) to
+    `llvm.intr.assume %cond`: a promise to LLVM's optimizer with no effect of
+    its own. tawa's passes do not use these promises: this pass erases every
+    `llvm.intr.assume` and the pure operations that computed only its
+    condition. It runs before the supported-subset check.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def SupportedSubsetCheck : Pass<"tawa-check-supported", "::mlir::ModuleOp"> {
   let summary = "report every construct tawa cannot compile yet";
   let description = [{

@@ -77,7 +77,8 @@ struct WarpSpecializationOptions {
   bool widenRows = true;
 };
 
-/// The supported-subset check (module level).
+/// tl.assume's hints dropped (-tawa-drop-assumptions), then the
+/// supported-subset check (module level).
 void addSupportedSubsetCheck(mlir::OpPassManager &pm);
 
 /// The passes that shape a kernel's programs before it is split into
