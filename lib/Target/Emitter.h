@@ -248,6 +248,11 @@ private:
   LogicalResult emitReduce(tt::ReduceOp op);
   /// A shared-memory tile read into accumulator-layout registers.
   LogicalResult emitSmemLoad(SmemLoadOp op);
+  LogicalResult emitSmemReadBoxes(SmemReadBoxesOp op);
+  Operation *boxedReadUser(SmemReadBoxesOp op);
+  void emitBoxRead(SmemReadBoxesOp op, const Reg &r, int64_t j);
+  /// Boxed reads deferred into the loop of the op that combines them.
+  DenseMap<Operation *, SmemReadBoxesOp> boxedReads;
   LogicalResult emitStore(tt::DescriptorStoreOp op);
   LogicalResult emitPointerStore(tt::StoreOp op);
   LogicalResult emitTensorOp(Operation *op);

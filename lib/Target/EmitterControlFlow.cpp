@@ -151,6 +151,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
   }
   if (auto load = dyn_cast<SmemLoadOp>(op))
     return emitSmemLoad(load);
+  if (auto read = dyn_cast<SmemReadBoxesOp>(op))
+    return emitSmemReadBoxes(read);
   if (auto dot = dyn_cast<tt::DotOp>(op))
     return emitDot(dot);
   if (auto reduce = dyn_cast<tt::ReduceOp>(op))

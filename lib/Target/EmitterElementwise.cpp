@@ -377,6 +377,24 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
     target = *r;
     regs[res] = *r;
   }
+  if (auto read = boxedReads.lookup(op)) {
+    // One loop per box of the deferred read, right after that box arrives
+    // (emitSmemReadBoxes): columns [64 j, 64 j + 64) are entries
+    // [32 j, 32 j + 32) of each fragment.
+    const Reg &c = regs[read.getResult()];
+    const int64_t perBox = target.cols / 2 / read.getBoxes();
+    for (int64_t j = 0; j < read.getBoxes(); ++j) {
+      emitBoxRead(read, c, j);
+      line() << "#pragma unroll\n";
+      line() << "for (int f = 0; f < " << target.frags << "; ++f)\n";
+      line() << "#pragma unroll\n";
+      line() << "  for (int i = " << j * perBox << "; i < " << (j + 1) * perBox
+             << "; ++i)\n";
+      line() << "    " << target.array << regIndex(*lay) << " = " << expr
+             << ";\n";
+    }
+    return success();
+  }
   emitRegLoops(target);
   line() << "    " << target.array << regIndex(*lay) << " = " << expr << ";\n";
   return success();

@@ -314,5 +314,103 @@ LogicalResult Emitter::emitSmemLoad(SmemLoadOp op) {
   return success();
 }
 
+/// The elementwise op whose loop reads a boxed read's registers, where the
+/// read can be deferred into that loop box by box: its value flows, through
+/// ops fused into their users (fusesIntoUser), into one accumulator-layout
+/// op of the same block, with only element-wise arithmetic, splats and
+/// slot releases before it (nothing that waits on the producer, which
+/// fills box j + 1 only after box j's release).
+Operation *Emitter::boxedReadUser(SmemReadBoxesOp op) {
+  Value v = op.getResult();
+  Operation *user = nullptr;
+  while (v.hasOneUse()) {
+    user = *v.getUsers().begin();
+    if (user->getBlock() != op->getBlock() || user->getNumResults() != 1)
+      return nullptr;
+    if (!fusesIntoUser(user))
+      break;
+    v = user->getResult(0);
+  }
+  if (!user || !v.hasOneUse() || layoutAttrOf(user->getResult(0)) != "acc" ||
+      !isa<arith::ArithDialect, math::MathDialect>(user->getDialect()) ||
+      isa<arith::TruncFOp, arith::ExtFOp>(user))
+    return nullptr;
+  for (Operation *o = op->getNextNode(); o && o != user; o = o->getNextNode())
+    if (!(isa<arith::ArithDialect, math::MathDialect>(o->getDialect()) &&
+          o->getNumRegions() == 0 && isPure(o)) &&
+        !isa<MBarrierArriveOp, tt::SplatOp>(o))
+      return nullptr;
+  return user;
+}
+
+void Emitter::emitBoxRead(SmemReadBoxesOp op, const Reg &r, int64_t j) {
+  MemRefType buffer = op.getBuffer().getType();
+  const Ring &ring = rings.find(op.getBuffer())->second;
+  const int64_t rows = buffer.getShape()[1], depth = buffer.getShape()[0];
+  const int64_t slotBoxes = buffer.getShape()[2] * 2 / 128;
+  std::string elem =
+      elemNames(cast<RankedTensorType>(op.getType()).getElementType())
+          ->first.str();
+  line() << "{ // box " << j << " of " << op.getBoxes() << " of " << ring.name
+         << ": ring position " << op.getBoxes() << " k + " << j << "\n";
+  line() << "  const uint32_t pos = uint32_t(" << lookup(op.getPosition())
+         << ") * " << op.getBoxes() << "u + " << j << "u;\n";
+  line() << "  const uint32_t slot = pos % " << depth << "u;\n";
+  line() << "  mbarrierWait(&" << bars[op.getFull()].name << "[slot], (pos / "
+         << depth << "u) & 1u);\n";
+  line() << "  #pragma unroll\n";
+  line() << "  for (int f = 0; f < " << r.frags << "; ++f) {\n";
+  for (int64_t b = 0; b < slotBoxes; ++b)
+    line() << "    loadAccBoxSwizzled<" << elem << ", " << j * slotBoxes + b
+           << ">(" << ring.name << " + slot * " << ring.stride << " + "
+           << b * rows * 128 << " + (cg * " << r.frags << " + f) * " << 64 * 128
+           << ", " << r.array << "[f]);\n";
+  line() << "  }\n";
+  // Every lane's ldmatrix has read the slot before lane 0 releases it.
+  line() << "  __syncwarp();\n";
+  line() << "  if (laneZero)\n";
+  line() << "    mbarrierArrive(&" << bars[op.getEmpty()].name << "[slot]);\n";
+  line() << "}\n";
+}
+
+LogicalResult Emitter::emitSmemReadBoxes(SmemReadBoxesOp op) {
+  if (region != Region::Consumer)
+    return error(op) << "a tile is read box by box only in the consumer "
+                        "partition";
+  if (!rings.count(op.getBuffer()))
+    return error(op) << "read of an unknown ring";
+  auto type = cast<RankedTensorType>(op.getType());
+  MemRefType buffer = op.getBuffer().getType();
+  auto slotType = RankedTensorType::get(buffer.getShape().drop_front(),
+                                        type.getElementType());
+  FailureOr<Lay> lay = layoutOf(op.getResult(), op);
+  if (failed(lay))
+    return failure();
+  std::optional<SmemSwizzle> swizzle = tileSwizzle(slotType);
+  if (*lay != Lay::Acc || !elemNames(type.getElementType()) ||
+      elemBytes(type.getElementType()) != 2 || !swizzle ||
+      swizzle->spanBytes != 128)
+    return error(op) << "a tile read box by box goes into the accumulator "
+                        "layout and needs 16-bit elements in 128-byte boxes; "
+                        "got "
+                     << type;
+  FailureOr<Reg> r = declareReg(Lay::Acc, type, op, "c");
+  if (failed(r))
+    return failure();
+  regs[op.getResult()] = *r;
+  if (Operation *user = boxedReadUser(op)) {
+    // Read box by box inside the user's loop (emitElementwise): box j's
+    // registers die as they are combined, instead of all the tile's being
+    // live across the waits, which ptxas cannot schedule past.
+    line() << "// " << rings.find(op.getBuffer())->second.name
+           << ": read box by box in the loop that combines it (below).\n";
+    boxedReads[user] = op;
+    return success();
+  }
+  for (int64_t j = 0; j < op.getBoxes(); ++j)
+    emitBoxRead(op, *r, j);
+  return success();
+}
+
 } // namespace cuda
 } // namespace tawa

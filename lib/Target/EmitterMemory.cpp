@@ -151,6 +151,22 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
       return error(op) << "TMA load into an unknown buffer";
     int64_t rows = block.getShape()[0];
     int64_t boxInner = span / elemBytes(block.getElementType());
+    // A ring of column boxes (tawa.smem.read_boxes) holds the block's first
+    // columns only: copy the slot's boxes.
+    int64_t boxes = swizzle->boxes;
+    ArrayRef<int64_t> slotShape =
+        load.getBuffer().getType().getShape().drop_front();
+    if (slotShape != block.getShape()) {
+      std::optional<SmemSwizzle> slotSwizzle =
+          tileSwizzle(RankedTensorType::get(slotShape, block.getElementType()));
+      if (slotShape.size() != 2 || slotShape[0] != rows ||
+          slotShape[1] > block.getShape()[1] || !slotSwizzle ||
+          slotSwizzle->spanBytes != span)
+        return error(op) << "internal error: a TMA load into a slot of "
+                         << load.getBuffer().getType()
+                         << " that is not the first column boxes of " << block;
+      boxes = slotSwizzle->boxes;
+    }
     std::string dst = it->second.name + " + " + lookup(load.getSlot()) + " * " +
                       std::to_string(it->second.stride);
     std::string bar =
@@ -164,7 +180,7 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
                             "kernel of 2-CTA clusters";
       int64_t half = rows / 2;
       line() << "if (" << lookup(multicast) << ") {\n";
-      for (int64_t j = 0; j < swizzle->boxes; ++j) {
+      for (int64_t j = 0; j < boxes; ++j) {
         line() << "  if (leader)\n";
         line() << "    tmaLoad2DMulticast(" << dst << " + " << j * rows * span
                << " + ctaRank * " << half * span << ", "
@@ -174,7 +190,7 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
                << ", 0x3);\n";
       }
       line() << "} else {\n";
-      for (int64_t j = 0; j < swizzle->boxes; ++j)
+      for (int64_t j = 0; j < boxes; ++j)
         for (int64_t r = 0; r < 2; ++r) {
           line() << "  if (leader)\n";
           line() << "    tmaLoad2D(" << dst << " + "
@@ -188,7 +204,7 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
       return success();
     }
     // TTIR coordinates are outermost first, TMA's innermost first.
-    for (int64_t j = 0; j < swizzle->boxes; ++j) {
+    for (int64_t j = 0; j < boxes; ++j) {
       line() << "if (leader)\n";
       line() << "  tmaLoad2D(" << dst;
       if (j)
@@ -245,8 +261,8 @@ LogicalResult Emitter::emitMemoryOp(Operation *op) {
         srcSwizzle->spanBytes == 128 && dstSwizzle->spanBytes == 128;
     line() << "if (warpInGroup() != 0)\n";
     line() << "  " << (both128 ? "transposeTileB8Sw128" : "transposeTileB8")
-           << "<" << shape[1] << ", " << shape[2] << ">("
-           << src->second.name << " + " << lookup(transpose.getSlot()) << " * "
+           << "<" << shape[1] << ", " << shape[2] << ">(" << src->second.name
+           << " + " << lookup(transpose.getSlot()) << " * "
            << src->second.stride << ", " << dst->second.name << " + "
            << lookup(transpose.getSlot()) << " * " << dst->second.stride
            << ", warpInGroup() - 1, kProducerWarps - 1);\n";

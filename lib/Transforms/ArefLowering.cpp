@@ -42,6 +42,10 @@ struct Ring {
   SmallVector<Value> staging; // per payload tile; null where not transposed
   Value stagingFull;
   int64_t transposeWarps = 0;
+  /// tawa.column_boxes: the one payload tile goes through the ring a column
+  /// box at a time, ring position k * boxes + j holding box j of the tile
+  /// of aref position k (0: the whole tile in a slot).
+  int64_t boxes = 0;
 };
 
 Value i32(OpBuilder &b, Location loc, int64_t v) {
@@ -175,9 +179,24 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
                                     b.getI64IntegerAttr(kSharedSpace));
       return tawa::SmemAllocOp::create(b, loc, memref).getResult();
     };
+    if (auto boxes = create->getAttrOfType<IntegerAttr>(kColumnBoxesAttr)) {
+      ring.boxes = boxes.getInt();
+      auto tile = type.getPayload().size() == 1
+                      ? dyn_cast<RankedTensorType>(type.getPayload().front())
+                      : RankedTensorType();
+      if (!tile || tile.getRank() != 2 || ring.boxes < 2 ||
+          tile.getShape()[1] % ring.boxes != 0 || (*transposed)[0])
+        return create.emitOpError("column boxes need one 2-D tile whose "
+                                  "columns they divide, not stored "
+                                  "transposed");
+    }
     bool anyDirect = false;
     for (auto [t, swap] : llvm::zip(type.getPayload(), *transposed)) {
       auto tile = cast<RankedTensorType>(t);
+      if (ring.boxes)
+        tile = RankedTensorType::get(
+            {tile.getShape()[0], tile.getShape()[1] / ring.boxes},
+            tile.getElementType());
       ring.buffers.push_back(ringOf(tile, swap));
       ring.staging.push_back(swap ? ringOf(tile, false) : Value());
       anyDirect |= !swap;
@@ -212,6 +231,11 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
       } else if (auto get = dyn_cast<tawa::ArefGetOp>(user)) {
         lowerGet(get, ring);
       } else if (auto consumed = dyn_cast<tawa::ArefConsumedOp>(user)) {
+        if (ring.boxes) {
+          // tawa.smem.read_boxes released each box as it read it.
+          consumed.erase();
+          continue;
+        }
         OpBuilder ub(consumed);
         Value slot = slotOf(ub, consumed.getLoc(), consumed.getK(), ring.depth);
         tawa::MBarrierArriveOp::create(ub, consumed.getLoc(), ring.empty, slot,
@@ -240,6 +264,35 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
       bytes += tileBytes(cast<RankedTensorType>(load.getType()));
     }
     OpBuilder b(put);
+    if (ring.boxes) {
+      // Box j of the tile at ring position k * boxes + j: each waits for
+      // its slot, announces its bytes and copies its columns.
+      tt::DescriptorLoadOp load = loads.front();
+      auto tile = cast<RankedTensorType>(load.getType());
+      const int64_t width = tile.getShape()[1] / ring.boxes;
+      Value first =
+          arith::MulIOp::create(b, loc, put.getK(), i32(b, loc, ring.boxes));
+      for (int64_t j = 0; j < ring.boxes; ++j) {
+        Value k =
+            j ? arith::AddIOp::create(b, loc, first, i32(b, loc, j)).getResult()
+              : first;
+        Value slot = slotOf(b, loc, k, ring.depth);
+        Value parity = parityOf(b, loc, k, ring.depth, /*producer=*/true);
+        tawa::MBarrierWaitOp::create(b, loc, ring.empty, slot, parity);
+        tawa::MBarrierExpectTxOp::create(
+            b, loc, ring.full, slot, b.getI64IntegerAttr(bytes / ring.boxes));
+        SmallVector<Value> indices(load.getIndices());
+        if (j)
+          indices.back() = arith::AddIOp::create(b, loc, indices.back(),
+                                                 i32(b, loc, j * width));
+        tawa::TmaLoadOp::create(b, load.getLoc(), load.getDesc(), indices,
+                                ring.buffers.front(), slot, ring.full,
+                                /*multicast=*/Value());
+      }
+      put.erase();
+      load.erase();
+      return success();
+    }
     Value slot = slotOf(b, loc, put.getK(), ring.depth);
     Value parity = parityOf(b, loc, put.getK(), ring.depth, /*producer=*/true);
     tawa::MBarrierWaitOp::create(b, loc, ring.empty, slot, parity);
@@ -248,8 +301,8 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
       if (staging)
         stagedBytes += tileBytes(cast<RankedTensorType>(load.getType()));
     if (bytes > stagedBytes)
-      tawa::MBarrierExpectTxOp::create(b, loc, ring.full, slot,
-                                       b.getI64IntegerAttr(bytes - stagedBytes));
+      tawa::MBarrierExpectTxOp::create(
+          b, loc, ring.full, slot, b.getI64IntegerAttr(bytes - stagedBytes));
     for (auto [load, buffer, staging] :
          llvm::zip(loads, ring.buffers, ring.staging)) {
       if (staging)
@@ -276,8 +329,7 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
       for (auto [load, buffer, staging] :
            llvm::zip(loads, ring.buffers, ring.staging))
         if (staging)
-          tawa::SmemTransposeOp::create(b, load.getLoc(), staging, buffer,
-                                        slot)
+          tawa::SmemTransposeOp::create(b, load.getLoc(), staging, buffer, slot)
               ->setAttr(kTransposerAttr, transposer);
       tawa::MBarrierArriveOp::create(b, loc, ring.full, slot,
                                      /*per_warp=*/true, /*cluster=*/false)
@@ -292,6 +344,15 @@ struct ArefLowering : public tawa::impl::ArefLoweringBase<ArefLowering> {
   void lowerGet(tawa::ArefGetOp get, Ring &ring) {
     Location loc = get.getLoc();
     OpBuilder b(get);
+    if (ring.boxes) {
+      Value tile = get.getValues().front();
+      auto read = tawa::SmemReadBoxesOp::create(
+          b, loc, tile.getType(), ring.buffers.front(), get.getK(), ring.full,
+          ring.empty, b.getI64IntegerAttr(ring.boxes));
+      tile.replaceAllUsesWith(read.getResult());
+      get.erase();
+      return;
+    }
     Value slot = slotOf(b, loc, get.getK(), ring.depth);
     Value parity = parityOf(b, loc, get.getK(), ring.depth, /*producer=*/false);
     tawa::MBarrierWaitOp::create(b, loc, ring.full, slot, parity);

@@ -758,23 +758,76 @@ LogicalResult Distributor::run() {
           tileBytes(load.getType()) *
           (needsStoredTranspose(load.getResult()) ? 2 : 1) *
           (streamed(groups[leader]) ? 1 : perTileDepth(groups[leader]));
+  // An epilogue operand (one 2-D tile of 16-bit elements loaded after the
+  // streamed loop, read only element by element: combined with the
+  // accumulator) whose rows span several 128-byte boxes can come through a
+  // ring of one box, read box by box (tawa.smem.read_boxes): a 128 x 256
+  // bf16 tile of C then takes 16 KiB instead of 64. Not under ping-pong,
+  // whose groups each need their own slot.
+  auto columnBoxes = [&](unsigned leader) -> int64_t {
+    const ArefGroup &group = groups[leader];
+    if (pingpong || group.loads.size() != 1 || streamed(group) ||
+        !loadedAfterStream(group) ||
+        llvm::count_if(groups, [&](const ArefGroup &other) {
+          return ringLeader[other.ring] == leader;
+        }) != 1)
+      return 0;
+    tt::DescriptorLoadOp load = group.loads.front();
+    auto tile = cast<RankedTensorType>(load.getType());
+    if (tile.getRank() != 2 || tile.getElementTypeBitWidth() != 16 ||
+        tile.getShape()[0] % 64 != 0 || needsStoredTranspose(load.getResult()))
+      return 0;
+    const int64_t rowBytes = tile.getShape()[1] * 2;
+    if (rowBytes % 128 != 0 || rowBytes < 256)
+      return 0;
+    for (Operation *user : load->getUsers())
+      if (!user->hasTrait<OpTrait::Elementwise>())
+        return 0;
+    return rowBytes / 128;
+  };
+  int64_t boxedLeader = -1, boxes = 0, boxedPerTile = perTileBytes;
+  for (unsigned leader : ringLeader)
+    if (int64_t n = columnBoxes(leader)) {
+      const int64_t bytes = tileBytes(groups[leader].loads.front().getType());
+      boxedLeader = leader;
+      boxes = n;
+      boxedPerTile = perTileBytes - bytes + bytes / n;
+      break;
+    }
+  bool boxed = false;
   if (depth == 0) {
     // Hopper: 227 KiB of shared memory per CTA; keep 32 KiB for the
     // epilogue's staging buffers (two 8 KiB boxes per consumer group). More
     // than 4 slots rarely pays.
-    auto depthWith = [&](int64_t staging) {
-      const int64_t budget = 227 * 1024 - staging - perTileBytes;
+    auto depthWith = [&](int64_t staging, int64_t perTile) {
+      const int64_t budget = 227 * 1024 - staging - perTile;
       return streamSlotBytes
                  ? std::clamp<int64_t>(budget / streamSlotBytes, 1, 4)
                  : 1;
     };
-    depth = depthWith(32 * 1024);
+    depth = depthWith(32 * 1024, perTileBytes);
     // Two slots leave the loads' latency exposed; where one staging box per
     // group (the emitter's choice when two do not fit) buys a third slot
     // (a 128 x 256 tile of C beside 48 KiB slots of A and B), take it.
-    if (depth < 3 && depthWith(16 * 1024) >= 3)
-      depth = depthWith(16 * 1024);
+    if (depth < 3 && depthWith(16 * 1024, perTileBytes) >= 3)
+      depth = depthWith(16 * 1024, perTileBytes);
+    // Where the epilogue operand read box by box buys another slot, take it:
+    // a fourth slot measured 5 % on the 128 x 256 GEMM (run 200), and the
+    // hand-written form of this ring 2.6 % on D = alpha A B^T + beta C
+    // (run 201, docs/PERFORMANCE.md).
+    if (boxes && depthWith(16 * 1024, boxedPerTile) > depth) {
+      depth = depthWith(16 * 1024, boxedPerTile);
+      boxed = true;
+    }
+  } else if (boxes && streamSlotBytes * depth + perTileBytes > 227 * 1024) {
+    // An explicit depth that the whole tile leaves no room for may fit
+    // beside its boxes.
+    boxed = true;
   }
+  if (boxed)
+    perTileBytes = boxedPerTile;
+  else
+    boxedLeader = -1;
   if (streamSlotBytes * depth + perTileBytes > 227 * 1024)
     return emitError(getUserLocation(func.getLoc()))
            << "aref rings of " << depth << " slots need "
@@ -792,7 +845,10 @@ LogicalResult Distributor::run() {
         streamed(group) ? depth
         : pingpong      ? perTileDepth(group)
                         : std::min<int64_t>(depth, perTileDepth(group)));
-    group.aref = tawa::ArefCreateOp::create(b, loc, type).getResult();
+    auto create = tawa::ArefCreateOp::create(b, loc, type);
+    if (static_cast<int64_t>(leader) == boxedLeader)
+      create->setAttr(kColumnBoxesAttr, b.getI64IntegerAttr(boxes));
+    group.aref = create.getResult();
   }
   for (ArefGroup &group : groups)
     group.aref = groups[ringLeader[group.ring]].aref;

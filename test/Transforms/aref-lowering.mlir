@@ -121,3 +121,59 @@ tt.func @not_tma(%x: tensor<64x32xf16>, %k: i32) {
 // FP8-NEXT: tawa.mbarrier.arrive %[[FULL]][%[[S]]] per_warp {tawa.transposer}
 // FP8: tawa.mbarrier.wait %[[FULL]]
 // FP8: tawa.smem.slot %[[VRING]][%{{.*}}] transposed : memref<3x128x128xf8E4M3FN, 3> -> tensor<128x128xf8E4M3FN>
+
+// -----
+
+// tawa.column_boxes: the one 128 x 256 tile goes through a ring of one
+// 128 x 64 box. The producer puts box j at ring position 4 k + j (each waits
+// for its slot, announces 16 KiB and copies columns 64 j ...); the
+// consumer's get becomes one tawa.smem.read_boxes, which releases each box
+// as it reads it, so the aref.consumed leaves no arrival.
+// CHECK-LABEL: tt.func @boxes
+// CHECK-DAG: %[[BUF:.*]] = tawa.smem.alloc : memref<1x128x64xbf16, 3>
+// CHECK-DAG: %[[FULL:.*]] = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<1>
+// CHECK-DAG: %[[EMPTY:.*]] = tawa.mbarrier.alloc arrivals(8) : !tawa.mbarriers<1>
+// CHECK: tawa.warp_specialize
+// CHECK: %[[FIRST:.*]] = arith.muli %[[K:.*]], %c4
+// CHECK: %[[S0:.*]] = arith.remui %[[FIRST]], %c1
+// CHECK: tawa.mbarrier.wait %[[EMPTY]][%[[S0]]]
+// CHECK-NEXT: tawa.mbarrier.arrive_expect_tx %[[FULL]][%[[S0]]], bytes 16384
+// CHECK-NEXT: tawa.tma.load %{{.*}}[%[[ROW:.*]], %[[COL:.*]]] into %[[BUF]][%[[S0]]]
+// CHECK: %[[P1:.*]] = arith.addi %[[FIRST]], %c1
+// CHECK: %[[S1:.*]] = arith.remui %[[P1]], %c1
+// CHECK: tawa.mbarrier.wait %[[EMPTY]][%[[S1]]]
+// CHECK-NEXT: tawa.mbarrier.arrive_expect_tx %[[FULL]][%[[S1]]], bytes 16384
+// CHECK: %[[COL1:.*]] = arith.addi %[[COL]], %c64
+// CHECK-NEXT: tawa.tma.load %{{.*}}[%[[ROW]], %[[COL1]]] into %[[BUF]][%[[S1]]]
+// CHECK: arith.addi %[[FIRST]], %c2
+// CHECK: arith.addi %[[COL]], %c128
+// CHECK: arith.addi %[[FIRST]], %c3
+// CHECK: arith.addi %[[COL]], %c192
+// CHECK: tawa.tma.load
+// CHECK-NOT: tawa.tma.load
+// CHECK: } partition warps(8) regs(232) {
+// CHECK: %[[C:.*]] = tawa.smem.read_boxes %[[BUF]][%{{.*}}] full %[[FULL]] empty %[[EMPTY]] boxes 4 : memref<1x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x256xbf16>
+// CHECK-NEXT: arith.extf %[[C]]
+// CHECK-NOT: tawa.mbarrier.arrive
+// CHECK: tt.return
+tt.func @boxes(%c: !tt.tensordesc<tensor<128x256xbf16>>, %k: i32, %row: i32, %col: i32) {
+  %ring = tawa.aref.create {tawa.column_boxes = 4 : i64} : !tawa.aref<[tensor<128x256xbf16>], 1>
+  tawa.warp_specialize partition warps(4) regs(40) {
+    %tc = tt.descriptor_load %c[%row, %col] : !tt.tensordesc<tensor<128x256xbf16>> -> tensor<128x256xbf16>
+    tawa.aref.put %ring[%k], %tc : !tawa.aref<[tensor<128x256xbf16>], 1>, tensor<128x256xbf16>
+  } partition warps(8) regs(232) {
+    %t = tawa.aref.get %ring[%k] : !tawa.aref<[tensor<128x256xbf16>], 1> -> tensor<128x256xbf16>
+    %f = arith.extf %t : tensor<128x256xbf16> to tensor<128x256xf32>
+    tawa.aref.consumed %ring[%k] : !tawa.aref<[tensor<128x256xbf16>], 1>
+  }
+  tt.return
+}
+
+// -----
+
+// Column boxes need one 2-D tile whose columns they divide.
+tt.func @boxes_not_dividing() {
+  // expected-error @+1 {{column boxes need one 2-D tile whose columns they divide, not stored transposed}}
+  %ring = tawa.aref.create {tawa.column_boxes = 3 : i64} : !tawa.aref<[tensor<128x256xbf16>], 1>
+  tt.return
+}

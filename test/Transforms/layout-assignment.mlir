@@ -8,9 +8,18 @@
 // LOWERED: tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<{{.*}}x64x128xf16, 3>
 // D = alpha A B^T + beta C: C's slot stays in shared memory; a tawa.smem.load
 // before the extf reads it into the accumulator layout the sum needs, and
-// the slot is released after it.
-// RUN: tawac %examples_ttir/gemm_axpby_bf16.ttir --emit=ws-ir -o %t.axpby.mlir
+// the slot is released after it (three slots of A and B: the whole tile of
+// C in one). With four (the default), C comes in column boxes: the
+// tawa.smem.read_boxes that reads them takes the accumulator layout of its
+// readers.
+// RUN: tawac %examples_ttir/gemm_axpby_bf16.ttir --emit=ws-ir --aref-depth=3 -o %t.axpby.mlir
 // RUN: tawa-opt %t.axpby.mlir -tawa-aref-lowering -tawa-layout-assignment | FileCheck %s --check-prefix=AXPBY
+// RUN: tawac %examples_ttir/gemm_axpby_bf16.ttir --emit=ws-ir -o %t.axpby4.mlir
+// RUN: tawa-opt %t.axpby4.mlir -tawa-aref-lowering -tawa-layout-assignment | FileCheck %s --check-prefix=AXPBY4
+// AXPBY4: %[[C:.*]] = tawa.smem.read_boxes {{.*}} boxes 4 {tawa.layouts = ["acc"]} : memref<1x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x256xbf16>
+// AXPBY4-NEXT: %[[F:.*]] = arith.extf %[[C]] {tawa.layouts = ["acc"]}
+// AXPBY4: arith.mulf %{{.*}}, %[[F]] {tawa.layouts = ["acc"]}
+// AXPBY4-NOT: tawa.smem.load
 // AXPBY: %[[C:.*]] = tawa.smem.slot %{{.*}} {tawa.layouts = ["smem"]} : memref<1x128x256xbf16, 3> -> tensor<128x256xbf16>
 // AXPBY-NEXT: %[[R:.*]] = tawa.smem.load %[[C]] {tawa.layouts = ["acc"]} : tensor<128x256xbf16> -> tensor<128x256xbf16>
 // AXPBY-NEXT: %[[F:.*]] = arith.extf %[[R]] {tawa.layouts = ["acc"]}

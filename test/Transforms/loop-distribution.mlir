@@ -37,18 +37,29 @@
 // SMEM: kernels.py:{{[0-9]+}}:0: error: aref rings of 4 slots need 294912 bytes of shared memory, more than the 232448 of a Hopper CTA; lower --aref-depth
 // An epilogue operand (C of D = alpha A B^T + beta C), loaded after the K
 // loop: one slot for cooperative groups (the producer reaches the next
-// tile's copy only after that tile's K loads; its 64 KiB leave A and B three
-// slots, with one epilogue staging box per group); two for ping-pong groups,
+// tile's copy only after that tile's K loads); two for ping-pong groups,
 // which wait only on their own tiles' slots by ring parity, so that each
 // has its own (one shared slot let the group a tile ahead pass its wait
-// before the other's fill: a crash on the GPU, K = 64).
+// before the other's fill: a crash on the GPU, K = 64). The cooperative
+// groups' 128 x 256 tile (64 KiB) would leave A and B three slots; read in
+// four column boxes of 16 KiB (tawa.column_boxes) it leaves them four, with
+// one epilogue staging box per group. An explicit depth of 3, which the
+// whole tile fits beside, keeps it whole; one of 4, which it does not,
+// boxes it; one of 5 fits neither way.
 // RUN: tawa-opt %examples_ttir/gemm_axpby_bf16.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution | FileCheck %s --check-prefix=EPI-COOP
+// RUN: tawa-opt %examples_ttir/gemm_axpby_bf16.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="aref-depth=3" | FileCheck %s --check-prefix=EPI-COOP3
+// RUN: tawa-opt %examples_ttir/gemm_axpby_bf16.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="aref-depth=4" | FileCheck %s --check-prefix=EPI-COOP
+// RUN: not tawa-opt %examples_ttir/gemm_axpby_bf16.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="aref-depth=5" 2>&1 | FileCheck %s --check-prefix=EPI-COOP5
+// EPI-COOP3: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<256x64xbf16>], 3>
+// EPI-COOP3: tawa.aref.create : !tawa.aref<[tensor<128x256xbf16>], 1>
+// EPI-COOP5: error: aref rings of 5 slots need 262144 bytes of shared memory
 // RUN: tawa-opt %examples_ttir/gemm_axpby_bf16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution | FileCheck %s --check-prefix=EPI-PP
 // RUN: tawa-opt %examples_ttir/gemm_axpby_bf16_128x128.ttir -tawa-persistent-programs -tawa-partition-annotation -tawa-loop-distribution="aref-depth=1" | FileCheck %s --check-prefix=EPI-PP1
-// EPI-COOP: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<256x64xbf16>], 3>
-// EPI-COOP: tawa.aref.create : !tawa.aref<[tensor<128x256xbf16>], 1>
+// EPI-COOP: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<256x64xbf16>], 4>
+// EPI-COOP: tawa.aref.create {tawa.column_boxes = 4 : i64} : !tawa.aref<[tensor<128x256xbf16>], 1>
 // EPI-PP: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<128x64xbf16>], 4>
 // EPI-PP: tawa.aref.create : !tawa.aref<[tensor<128x128xbf16>], 2>
+// EPI-PP-NOT: column_boxes
 // EPI-PP: tawa.pingpong.group
 // EPI-PP1: tawa.aref.create : !tawa.aref<[tensor<128x64xbf16>, tensor<128x64xbf16>], 1>
 // EPI-PP1: tawa.aref.create : !tawa.aref<[tensor<128x128xbf16>], 2>

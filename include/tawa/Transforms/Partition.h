@@ -67,6 +67,12 @@ inline constexpr llvm::StringLiteral kExpectThenAttr = "tawa.expect_then";
 /// alternate tiles (ping-pong): each ring slot is released by one of them.
 inline constexpr llvm::StringLiteral kPingPongAttr = "tawa.pingpong";
 
+/// On a tawa.aref.create of one 2-D tile loaded once per tile after the
+/// streamed K loop (an epilogue operand): the number of column boxes (128
+/// bytes wide) ArefLowering streams it in, through a ring of one box
+/// (LoopDistribution: where that buys the main ring a slot).
+inline constexpr llvm::StringLiteral kColumnBoxesAttr = "tawa.column_boxes";
+
 /// Unit attribute on the loop over program indices that
 /// -tawa-persistent-programs wraps around a kernel body.
 inline constexpr llvm::StringLiteral kProgramLoopAttr = "tawa.program_loop";

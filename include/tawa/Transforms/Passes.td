@@ -266,6 +266,14 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
     kernel's ring keeps its state across tiles. The producer puts after the
     group's last load; the consumer gets before the first use and marks the
     slot consumed after the last one.
+
+    An epilogue operand of cooperative groups (one 2-D tile of 16-bit
+    elements loaded after the streamed loop and only combined element-wise,
+    such as C of D = alpha A B^T + beta C) whose rows span several 128-byte
+    boxes gets `tawa.column_boxes` on its aref where reading it a box at a
+    time buys the streamed rings a slot (auto depth: a 128 x 256 bf16 tile
+    of C leaves A and B four slots instead of three) or lets an explicit
+    depth fit: -tawa-aref-lowering then streams it through a ring of one box.
   }];
   let options = [
     Option<"arefDepth", "aref-depth", "int64_t", /*default=*/"0",
@@ -540,6 +548,11 @@ def ArefLowering : Pass<"tawa-aref-lowering", "::tawa::tt::FuncOp"> {
       `tawa.tma.load`s into the slot;
     - `get` waits on full[slot] with parity phase and yields views of the slot;
     - `consumed` arrives on empty[slot] once per consumer warp.
+    An aref marked `tawa.column_boxes = n` (one tile, by LoopDistribution)
+    gets a ring of one column box of the tile: the put of aref position k
+    becomes n puts of box j at ring position k n + j, and the get one
+    `tawa.smem.read_boxes`, which waits for, reads and releases each box in
+    turn (its `consumed` arrives nowhere).
     The arithmetic is that of include/tawa/Protocol/ArefProtocol.h, which the
     protocol model checker verifies; a constant ring position is folded with
     those very functions.

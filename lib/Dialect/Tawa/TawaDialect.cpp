@@ -230,6 +230,28 @@ LogicalResult SmemLoadOp::verify() {
   return success();
 }
 
+LogicalResult SmemReadBoxesOp::verify() {
+  auto buffer = getBuffer().getType();
+  if (failed(verifyRingBuffer(*this, buffer)))
+    return failure();
+  auto result = cast<RankedTensorType>(getResult().getType());
+  int64_t boxes = getBoxes();
+  if (buffer.getRank() != 3 || result.getRank() != 2)
+    return emitOpError("reads 2-D tiles from a ring of [slots, R, C], got ")
+           << buffer << " and " << result;
+  if (boxes < 1 || result.getShape()[0] != buffer.getShape()[1] ||
+      result.getShape()[1] != buffer.getShape()[2] * boxes ||
+      result.getElementType() != buffer.getElementType())
+    return emitOpError("a tile of ")
+           << boxes << " boxes of " << buffer
+           << "'s slots is [R, C * boxes] of its element type, not " << result;
+  if (getFull().getType().getCount() != buffer.getShape()[0])
+    return emitOpError("needs one barrier per slot: ")
+           << buffer.getShape()[0] << " slots, "
+           << getFull().getType().getCount() << " barriers";
+  return success();
+}
+
 LogicalResult SmemTransposeOp::verify() {
   auto src = getSrc().getType(), dst = getDst().getType();
   if (failed(verifyRingBuffer(*this, src)) ||

@@ -318,3 +318,23 @@ tt.func @pingpong_group_without_pingpong() {
     }
   tt.return
 }
+
+// -----
+
+tt.func @smem_read_boxes_width(%k: i32) {
+  %ring = tawa.smem.alloc : memref<1x128x64xbf16, 3>
+  %full = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<1>
+  // expected-error @+1 {{'tawa.smem.read_boxes' op a tile of 4 boxes of 'memref<1x128x64xbf16, 3>''s slots is [R, C * boxes] of its element type, not 'tensor<128x128xbf16>'}}
+  %c = tawa.smem.read_boxes %ring[%k] full %full empty %full boxes 4 : memref<1x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x128xbf16>
+  tt.return
+}
+
+// -----
+
+tt.func @smem_read_boxes_barriers(%k: i32) {
+  %ring = tawa.smem.alloc : memref<2x128x64xbf16, 3>
+  %full = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<1>
+  // expected-error @+1 {{'tawa.smem.read_boxes' op needs one barrier per slot: 2 slots, 1 barriers}}
+  %c = tawa.smem.read_boxes %ring[%k] full %full empty %full boxes 4 : memref<2x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x256xbf16>
+  tt.return
+}

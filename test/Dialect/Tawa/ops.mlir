@@ -161,3 +161,14 @@ tt.func @smem_load(%s: i32) {
   %r = tawa.smem.load %t : tensor<128x256xbf16> -> tensor<128x256xbf16>
   tt.return
 }
+
+// A tile read box by box through a ring of one column box.
+// CHECK-LABEL: tt.func @smem_read_boxes
+// CHECK: tawa.smem.read_boxes %{{.*}}[%{{.*}}] full %{{.*}} empty %{{.*}} boxes 4 : memref<1x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x256xbf16>
+tt.func @smem_read_boxes(%k: i32) {
+  %ring = tawa.smem.alloc : memref<1x128x64xbf16, 3>
+  %full = tawa.mbarrier.alloc arrivals(1) : !tawa.mbarriers<1>
+  %empty = tawa.mbarrier.alloc arrivals(8) : !tawa.mbarriers<1>
+  %c = tawa.smem.read_boxes %ring[%k] full %full empty %empty boxes 4 : memref<1x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x256xbf16>
+  tt.return
+}

@@ -275,7 +275,10 @@ def Tawa_TmaLoadOp : Tawa_Op<"tma.load", [AttrSizedOperandSegments,
   let description = [{
     Copies the descriptor's block at the given coordinates into slot `slot` of
     `buffer`; the copied bytes complete the transaction count of barrier
-    `slot` of `bars` (announced before with arrive_expect_tx).
+    `slot` of `bars` (announced before with arrive_expect_tx). Where the
+    slot has the block's rows but fewer columns (a ring of column boxes,
+    read by tawa.smem.read_boxes), only the slot's width of columns is
+    copied, from the given coordinates.
 
     With a `multicast` flag (a kernel of 2-CTA clusters), where the flag is
     true the two CTAs of the cluster load the same block: each copies half
@@ -352,6 +355,37 @@ def Tawa_SmemLoadOp : Tawa_Op<"smem.load", [
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $tile attr-dict `:` type($tile) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tawa_SmemReadBoxesOp : Tawa_Op<"smem.read_boxes", [
+    AllTypesMatch<["full", "empty"]>, MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "read a tile that arrives box by box through a narrow ring";
+  let description = [{
+    The consumer's side of a ring whose slots hold one column box of the
+    tile: the producer puts the tile's `boxes` boxes of columns at ring
+    positions `position * boxes + j`, j = 0 ... boxes - 1. For each j in
+    order, this op waits for position p = position * boxes + j to be full
+    (slot p mod D, parity (p / D) & 1), reads the slot into columns
+    [j * w, (j + 1) * w) of the result, w the slot's columns, and releases
+    the slot (one arrival per warp on `empty`). ArefLowering makes it of an
+    epilogue operand's get where LoopDistribution gave the aref
+    `tawa.column_boxes`: a 64 KB tile of C then takes a 16 KB slot, and the
+    main ring keeps its fourth slot. The result takes the accumulator layout.
+
+    ```mlir
+    %c = tawa.smem.read_boxes %ring[%k] full %full empty %empty boxes 4
+        : memref<1x128x64xbf16, 3>, !tawa.mbarriers<1> -> tensor<128x256xbf16>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$buffer, I32:$position,
+                       Tawa_MBarriersType:$full, Tawa_MBarriersType:$empty,
+                       I64Attr:$boxes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $buffer `[` $position `]` `full` $full `empty` $empty `boxes` $boxes
+    attr-dict `:` type($buffer) `,` qualified(type($full)) `->` type($result)
   }];
   let hasVerifier = 1;
 }
