@@ -129,6 +129,9 @@ def main():
                "default_over_config": {name.split(":", 1)[1]: tf["tawa"] / tf[name]
                                        for name in tf if name.startswith("tawa:")},
                "ok": ok}
+        if args.sustained:
+            row["sustained"] = gemm_bench.sustained_rows(fns, flops, args.sustained, "bf16" if dt == torch.bfloat16 else "f16")
+            gemm_bench.print_sustained(kid, row["sustained"])
         rows.append(row)
         failed |= not ok
         print(f"{'PASS' if ok else 'FAIL'} {kid:40s} tawa {tf['tawa']:6.1f}  Triton {tf['triton']:6.1f}  "

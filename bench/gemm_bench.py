@@ -107,6 +107,10 @@ def side_by_side_args(doc, config_help):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--config", action="append", default=[], help=config_help)
+    ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
+                    help="after the interleaved timing, run each system back to back for SECONDS while "
+                    "nvidia-smi samples power and SM clock, and report its rate against the tensor "
+                    "cores' peak at that clock (0, the default: skip)")
     return ap.parse_args()
 
 
@@ -126,6 +130,40 @@ def check_and_time(fns, outs, ref, rounds, flops, tol=1e-2):
         errs[name] = rel_err(outs[name], ref)
     med, _ = interleaved(fns, rounds)
     return errs, all(e < tol for e in errs.values()), {name: flops / t / 1e9 for name, t in med.items()}
+
+
+# Dense tensor-core FLOP per SM per clock on Hopper: 1024 f16/bf16
+# multiply-adds (989.4 TFLOP/s = 132 SMs x 4096 x 1.83 GHz on the H100 SXM);
+# fp8 twice that.
+DENSE_FLOP_PER_SM_CLOCK = {"f16": 4096, "bf16": 4096, "fp8": 8192}
+
+
+def sustained_rows(fns, flops, seconds, dtype="f16"):
+    """Each function run back to back for `seconds` while nvidia-smi samples
+    the board (sustained_family.sustained): name -> TFLOP/s, watts, SM MHz,
+    throttle reasons, picojoules per flop, and the rate as a fraction of the
+    tensor cores' dense peak at the sampled clock. Under the board's power
+    cap the clock is what the power allows, so the fraction says how much of
+    the time the tensor pipe could still be fed at that clock."""
+    from sustained_family import sustained  # (sustained_family imports this module)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    rows = {}
+    for name, fn in fns.items():
+        fn()
+        rate, watts, mhz, reasons = sustained(fn, seconds)
+        tflops = rate * flops / 1e12
+        peak = sms * DENSE_FLOP_PER_SM_CLOCK[dtype] * mhz * 1e6 / 1e12
+        rows[name] = {"tflops": tflops, "watts": watts, "mhz": mhz, "throttle": reasons,
+                      "pj_per_flop": watts / tflops, "peak_at_clock": peak,
+                      "fraction_of_peak": tflops / peak}
+    return rows
+
+
+def print_sustained(kid, rows):
+    for name, r in rows.items():
+        print(f"SUSTAINED {kid:38s} {name:14s} {r['tflops']:6.1f} TFLOP/s  {r['watts']:5.0f} W  "
+              f"{r['mhz']:5.0f} MHz  {r['pj_per_flop']:.3f} pJ/flop  {r['fraction_of_peak']:.3f} of the peak at "
+              f"that clock ({r['peak_at_clock']:.0f})  throttle {' '.join(r['throttle'])}", flush=True)
 
 
 def finish(rows, failed, json_path):

@@ -76,6 +76,9 @@ def main():
                "ratio_cublas": tf["tawa:default"] / tf["cublas"],
                "default_over_config": {c: tf["tawa:default"] / tf[f"tawa:{c}"] for c in configs if c != "default"},
                "ok": ok}
+        if args.sustained:
+            row["sustained"] = gemm_bench.sustained_rows(fns, flops, args.sustained, "f16")
+            gemm_bench.print_sustained(kid, row["sustained"])
         rows.append(row)
         failed |= not ok
         extra = "".join(f"  default/{c} {r:.3f}" for c, r in row["default_over_config"].items())

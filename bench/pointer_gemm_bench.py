@@ -12,7 +12,9 @@ C = A B, A (M x K) row-major (or column-major: stored as A^T row-major), B
 (K x N) row-major, f16 in, f16 out. Every system's output is checked
 against a float32 product before it is timed. Times are medians of
 triton.testing.do_bench over --rounds interleaved rounds (gemm_bench.py's
-interleaved()). Prints a table; --json writes the rows.
+interleaved()). --sustained S then runs each back to back for S seconds
+with the board's power and SM clock sampled (the rate against the tensor
+cores' peak at that clock). Prints a table; --json writes the rows.
 """
 import os
 import sys
@@ -89,6 +91,9 @@ def main():
                "ratio_triton": tf["tawa"] / tf["triton"], "ratio_cublas": tf["tawa"] / tf["cublas"],
                "ok": ok,
                "default_over_config": {name.split(":", 1)[1]: tf["tawa"] / tf[name] for name in extra_plans}}
+        if args.sustained:
+            row["sustained"] = gemm_bench.sustained_rows(fns, flops, args.sustained)
+            gemm_bench.print_sustained(kid, row["sustained"])
         rows.append(row)
         failed |= not ok
         configs = "".join(f"  default/{c} {r:.3f}" for c, r in row["default_over_config"].items())

@@ -8,7 +8,10 @@
 #   FOCUS_KERNELS="examples/gemm_fp16_128x128 ..." FOCUS_CONFIG=NOPAIR \
 #     bash gpu/tools/kernels_focus_run.sh OUTDIR
 # (FOCUS_CHECK_ALL=1: correctness of every kernel in the manifest, not only
-# those named.)
+# those named; FOCUS_ROUNDS=R: interleaved rounds of the side-by-side benches,
+# default 3; FOCUS_SUSTAINED=S: each of their systems also run back to back
+# for S seconds with power and SM clock sampled; FOCUS_TUNE=0 skips the tune
+# step.)
 #
 # Needs build-kernels/ (gpu/compiled/make_kernels.py, carried along). Logs
 # and JSON go to OUTDIR; a table of the steps is printed last; the exit
@@ -44,14 +47,15 @@ step "racecheck (many tiles, default)" race-many.log compute-sanitizer --tool ra
   --config default "${K[@]}"
 step "synccheck (defaults)" sync.log compute-sanitizer --tool synccheck --error-exitcode 1 \
   python3 gpu/compiled/check_compiled.py --manifest "$M" --small --only-default "${K[@]}"
+SIDE=(--rounds "${FOCUS_ROUNDS:-3}" --sustained "${FOCUS_SUSTAINED:-0}")
 step "bench pointer GEMMs" pointer.log python3 bench/pointer_gemm_bench.py --manifest "$M" \
-  --config "$CONFIG" --json "$OUT/pointer-gemm.json"
+  --config "$CONFIG" "${SIDE[@]}" --json "$OUT/pointer-gemm.json"
 step "bench persistent GEMMs" persistent.log python3 bench/persistent_gemm_bench.py --manifest "$M" \
-  --config "$CONFIG" --config NOPP --json "$OUT/persistent-gemm.json"
+  --config "$CONFIG" --config NOPP "${SIDE[@]}" --json "$OUT/persistent-gemm.json"
 step "bench epilogue GEMMs" epilogue.log python3 bench/epilogue_gemm_bench.py --manifest "$M" \
-  --config "$CONFIG" --json "$OUT/epilogue-gemm.json"
-step "tune: default vs $CONFIG" tune.log python3 bench/tune_gemm.py --manifest "$M" --only "$CONFIG" \
-  --rounds 5 --json "$OUT/tune.json"
+  --config "$CONFIG" "${SIDE[@]}" --json "$OUT/epilogue-gemm.json"
+[ "${FOCUS_TUNE:-1}" = 0 ] || step "tune: default vs $CONFIG" tune.log python3 bench/tune_gemm.py \
+  --manifest "$M" --only "$CONFIG" --rounds 5 --json "$OUT/tune.json"
 
 for log in check race race-many sync; do
   echo "--- $log: $(grep -Ei 'passed|hazard|error summary' "$OUT/$log.log" | tail -2 | tr '\n' ' ')"
@@ -59,6 +63,7 @@ done
 echo "--- pointer GEMMs"; grep -E '^(PASS|FAIL)' "$OUT/pointer.log" | cut -c1-200
 echo "--- persistent GEMMs"; grep -E '^(PASS|FAIL)' "$OUT/persistent.log" | cut -c1-220
 echo "--- epilogue GEMMs"; grep -E '^(PASS|FAIL)' "$OUT/epilogue.log" | cut -c1-220
-echo "--- tune"; tail -n 30 "$OUT/tune.log"
+echo "--- sustained"; cat "$OUT"/{pointer,persistent,epilogue}.log | grep '^SUSTAINED' | cut -c11-200
+[ "${FOCUS_TUNE:-1}" = 0 ] || { echo "--- tune"; tail -n 30 "$OUT/tune.log"; }
 printf '%s\n' "${ROWS[@]}"
 exit $FAILED
