@@ -42,6 +42,16 @@ def test_cubin_with_ws_ir_and_resource_report():
     assert "Used" in result.ptxas_log
 
 
+def test_tl_assume_is_accepted():
+    # Triton lowers tl.assume to llvm.intr.assume: the library parses it and
+    # drops it before the check (a pointer GEMM with one on a stride).
+    path = os.path.join(REPO, "test", "Transforms", "Inputs", "assume-pointer-gemm.ttir")
+    assert "llvm.intr.assume" in read(path)
+    result = compile_ttir(read(path), stage="cuda")
+    assert result.ok, result.diagnostics
+    assert "tmaLoad2D" in result.cuda
+
+
 def test_ptx():
     result = compile_ttir(read(GEMM), stage="ptx")
     assert result.ok and ".target sm_90a" in result.ptx and not result.cubin
