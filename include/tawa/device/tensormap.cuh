@@ -12,7 +12,11 @@
 namespace tawa::device {
 
 /// Element type codes of the tensor-map format (CUtensorMapDataType).
-enum class TensorMapElem : uint32_t { U8 = 0, F16 = 6, F32 = 7, BF16 = 9 };
+/// tensormap.replace's element-type codes. They follow CUtensorMapDataType
+/// up to f32 (7) and differ after it: the device encoding has f32.ftz = 8,
+/// f64 = 9, bf16 = 10 (the host enum: f64 = 8, bf16 = 9, f32.ftz = 10). A
+/// bf16 map built with 9 is an f64 one, and TMA faults on it.
+enum class TensorMapElem : uint32_t { U8 = 0, F16 = 6, F32 = 7, BF16 = 10 };
 
 /// The SM this thread runs on (0 .. number of SMs - 1).
 __device__ __forceinline__ uint32_t smId() {
