@@ -62,14 +62,7 @@ std::string elementExpr(Operation *op, ArrayRef<std::string> x,
       .Case<arith::DivSIOp>([&](auto) { return bin("/"); })
       .Case<arith::DivFOp>([&](auto) {
         // Triton's f32 division, div.full.f32 (math.cuh): without the IEEE
-        // slow path, and one reciprocal per divisor. A reciprocal (1 / y,
-        // e.g. a sigmoid) is rcp.rn.f32 instead: correctly rounded, so within
-        // div.full's 2 ulp of the quotient, with the same inf, zero and NaN
-        // results; and the div.full sequence applied to a whole tile made
-        // ptxas spill loop-invariant registers in ping-pong SiLU epilogues
-        // (24 and 48 bytes, test/tawac/emit-cubin.test), rcp.rn none.
-        if (resElem.isF32() && x[0] == "1.000000000e+00f")
-          return "__frcp_rn(" + x[1] + ")";
+        // slow path, and one reciprocal per divisor.
         if (resElem.isF32())
           return "divFull(" + x[0] + ", " + x[1] + ")";
         return bin("/");
