@@ -70,6 +70,11 @@ namespace cuda {
 
 using namespace mlir;
 
+/// Pure arithmetic (arith or math) without regions: what the element-wise
+/// fusion moves into its user's loop, and what may stand between a boxed
+/// read and the loop it is deferred into.
+bool isPureArith(Operation *op);
+
 /// How a tile that TMA moves lies in shared memory: rows swizzled in spans
 /// of `spanBytes` (one choice that is both the tensor map's swizzle mode and
 /// the wgmma descriptors' layout type), stored as `boxes` boxes of

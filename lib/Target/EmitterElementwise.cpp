@@ -263,11 +263,13 @@ LogicalResult Emitter::emitTensorOp(Operation *op) {
 /// store) follows it in the same block with nothing but element-wise
 /// arithmetic in between, and not in a block that issues products (the
 /// software-pipelined loops of attention keep their schedule as written).
+bool isPureArith(Operation *op) {
+  return isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+         op->getNumRegions() == 0 && isPure(op);
+}
+
 bool Emitter::fusesIntoUser(Operation *op) {
-  auto isArith = [](Operation *o) {
-    return isa<arith::ArithDialect, math::MathDialect>(o->getDialect()) &&
-           o->getNumRegions() == 0 && isPure(o);
-  };
+  const auto isArith = isPureArith;
   if (!isArith(op) || op->getNumResults() != 1 ||
       !op->getResult(0).hasOneUse() || layoutAttrOf(op->getResult(0)) != "acc")
     return false;
@@ -382,8 +384,9 @@ LogicalResult Emitter::emitElementwise(Operation *op) {
     // (emitSmemReadBoxes): columns [64 j, 64 j + 64) are entries
     // [32 j, 32 j + 32) of each fragment.
     const Reg &c = regs[read.getResult()];
-    const int64_t perBox = target.cols / 2 / read.getBoxes();
-    for (int64_t j = 0; j < read.getBoxes(); ++j) {
+    const int64_t boxes = read.getBoxes();
+    const int64_t perBox = target.cols / 2 / boxes;
+    for (int64_t j = 0; j < boxes; ++j) {
       emitBoxRead(read, c, j);
       line() << "#pragma unroll\n";
       line() << "for (int f = 0; f < " << target.frags << "; ++f)\n";

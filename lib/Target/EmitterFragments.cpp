@@ -336,9 +336,7 @@ Operation *Emitter::boxedReadUser(SmemReadBoxesOp op) {
       isa<arith::TruncFOp, arith::ExtFOp>(user))
     return nullptr;
   for (Operation *o = op->getNextNode(); o && o != user; o = o->getNextNode())
-    if (!(isa<arith::ArithDialect, math::MathDialect>(o->getDialect()) &&
-          o->getNumRegions() == 0 && isPure(o)) &&
-        !isa<MBarrierArriveOp, tt::SplatOp>(o))
+    if (!isPureArith(o) && !isa<MBarrierArriveOp, tt::SplatOp>(o))
       return nullptr;
   return user;
 }
@@ -407,7 +405,7 @@ LogicalResult Emitter::emitSmemReadBoxes(SmemReadBoxesOp op) {
     boxedReads[user] = op;
     return success();
   }
-  for (int64_t j = 0; j < op.getBoxes(); ++j)
+  for (int64_t j = 0, boxes = op.getBoxes(); j < boxes; ++j)
     emitBoxRead(op, *r, j);
   return success();
 }

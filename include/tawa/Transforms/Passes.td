@@ -279,7 +279,9 @@ def LoopDistribution : Pass<"tawa-loop-distribution", "::tawa::tt::FuncOp"> {
     Option<"arefDepth", "aref-depth", "int64_t", /*default=*/"0",
            "slots D of each aref whose loads are inside a loop (others get 1); "
            "0 chooses the most slots, up to 4, that fit in 227 KiB of shared "
-           "memory next to the other arefs and a 32 KiB epilogue buffer">,
+           "memory next to the other arefs and 32 KiB of epilogue staging "
+           "(16 KiB, or an epilogue operand read in column boxes, where that "
+           "buys a slot)">,
     Option<"pingpong", "pingpong", "int64_t", /*default=*/"-1",
            "1: two consumer warp groups, each in its own partition, take "
            "alternate tiles of the tile loop; 0: never; -1: where the "
