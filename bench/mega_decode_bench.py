@@ -10,8 +10,16 @@ caches hold `context` positions and each timed step appends at position
 cache gives the rows their pages in turns, a page each, as rows that grew
 together would hold them), and
 - tawa: one mega-kernel launch per step (tawa.mega), median over `steps` of
-  CUDA-event time per launch; also the in-kernel time (first CTA start to
-  last CTA exit);
+  CUDA-event time per launch, each launch waited for (the host's launch
+  cost included); also the in-kernel time (first CTA start to last CTA
+  exit) and `queued`: the time per step with 10 steps launched back to back
+  and timed together (median of `steps` such runs), as generate() issues
+  them (each step's token is the previous step's argmax on the GPU; the host
+  never waits between steps), so the host's launch cost overlaps the
+  previous step;
+- with --compare-merge: the same step planned with a merge task after
+  attention (separate_merge=True), timed alternately with the default plan
+  launch by launch on the same weights and cache;
 - graph: the PyTorch reference decode (tawa.mega.reference, its contiguous
   cache) captured in a CUDA graph (kernel per operator, no launch overhead);
 - floor: bytes of weights read per step (every linear's weights, the
@@ -66,6 +74,43 @@ def copy_bandwidth():
         b.synchronize()
         times.append(a.elapsed_time(b) / 1e3)
     return 2 * n * 2 / statistics.median(times)
+
+
+def time_alternating(fns, steps):
+    """Per-launch CUDA-event times of `fns`, interleaved launch by launch
+    (so drifts of clock and temperature fall on all alike): medians, us."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for _ in range(steps):
+        for i, fn in enumerate(fns):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times[i].append(a.elapsed_time(b) * 1e3)
+    return [statistics.median(t) for t in times]
+
+
+def time_queued(fn, steps, queue=10):
+    """Time per step with `queue` steps launched back to back and timed
+    together (median over `steps` runs), us."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(queue):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / queue)
+    return statistics.median(times)
 
 
 def step_bytes(shape, batch, context):
@@ -147,7 +192,7 @@ def time_hf(cfg, weights, batch, context, steps):
 
 
 def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=False,
-                with_hf=False, page_size=64):
+                with_hf=False, page_size=64, compare_merge=False):
     shape = ModelShape.from_config(cfg)
     weights = random_state_dict(cfg, seed=1)
     for context in contexts:
@@ -164,9 +209,19 @@ def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=Fals
             positions = torch.full((batch,), context - 1, dtype=torch.int32, device='cuda')
             k['tokens'].view(-1).copy_(tokens)
             k['positions'].copy_(positions)
-            mega_us = time_steps(lambda: k.launch(), steps)
+            merge_us = None
+            if compare_merge:
+                km = model.step_kernel(batch, separate_merge=True)
+                km['tokens'].view(-1).copy_(tokens)
+                km['positions'].copy_(positions)
+                mega_us, merge_us = time_alternating([k.launch, km.launch], steps)
+                km.check()
+            else:
+                mega_us = time_steps(lambda: k.launch(), steps)
             k.check()
             kernel_us = k.last_step_ns() / 1e3
+            queued_us = time_queued(k.launch, steps)
+            k.check()
             graphed = ref.graphed_decode(batch)
             graph_us = time_steps(lambda: graphed(tokens, positions), steps)
             compile_us = (time_compiled(name, batch, context, steps)
@@ -177,15 +232,19 @@ def bench_model(name, cfg, batches, contexts, steps, bw, rows, with_compile=Fals
             row = dict(model=name, batch=batch, context=context,
                        page_size=model.reference.page_size if page_size else None,
                        tawa_us=mega_us,
-                       tawa_kernel_us=kernel_us, graph_us=graph_us, floor_us=floor_us,
+                       tawa_kernel_us=kernel_us, tawa_queued_us=queued_us,
+                       tawa_separate_merge_us=merge_us, graph_us=graph_us, floor_us=floor_us,
                        weight_bytes=wbytes, kv_bytes=kvbytes, plan_s=plan_s,
                        plan=k.summary, compile_us=compile_us, hf_us=hf_us)
             rows.append(row)
             print(f'{name:5s} b{batch:<3d} ctx {context:5d}{"" if page_size else " contiguous"}: '
                   f'tawa {mega_us:8.1f} us '
-                  f'(in-kernel {kernel_us:8.1f}) | graph {graph_us:8.1f} us | floor '
-                  f'{floor_us:7.1f} us | tawa/floor {mega_us / floor_us:5.2f} | '
+                  f'(in-kernel {kernel_us:8.1f}, queued {queued_us:8.1f}) | graph '
+                  f'{graph_us:8.1f} us | floor {floor_us:7.1f} us | tawa/floor '
+                  f'{mega_us / floor_us:5.2f} (queued {queued_us / floor_us:5.2f}) | '
                   f'graph/tawa {graph_us / mega_us:5.2f} | plan {plan_s:.1f} s'
+                  + (f' | separate merge {merge_us:8.1f} us ({merge_us / mega_us:5.3f}x)'
+                     if merge_us else '')
                   + (f' | compile {compile_us:8.1f} us' if compile_us else ''), flush=True)
             del graphed
         del model, ref
@@ -211,6 +270,9 @@ def main():
     ap.add_argument('--compile', action='store_true',
                     help='also time the reference under torch.compile (slow to compile)')
     ap.add_argument('--hf', action='store_true', help='also time transformers eager')
+    ap.add_argument('--compare-merge', action='store_true',
+                    help='also time the plan with a merge task after attention, alternating '
+                         'launch by launch with the default plan')
     ap.add_argument('--page-size', default='64',
                     help="the mega-kernel's KV page size, or 'none' for a contiguous cache "
                          '(one page of the context per row)')
@@ -227,7 +289,8 @@ def main():
         bench_model(name, MODELS[name], [int(b) for b in args.batches.split(',')],
                     [int(c) for c in args.contexts.split(',')], args.steps, bw, rows,
                     args.compile, args.hf,
-                    None if args.page_size == 'none' else int(args.page_size))
+                    None if args.page_size == 'none' else int(args.page_size),
+                    args.compare_merge)
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(dict(device=torch.cuda.get_device_name(), copy_bandwidth=bw,

@@ -73,6 +73,13 @@ CASES = {
     'qwen3-0.6b-l2-b1-p128': (dict(QWEN3_0_6B, num_hidden_layers=2), 1, 4096, (100, 2000),
                               dict(page_size=128, shuffle=True)),
     'llama-tiny-b4-contiguous': (TINY['llama-tiny'], 4, 1000, (1, 900), dict(page_size=None)),
+    # The plan with a merge task after attention (by default the last chunk
+    # of each row and KV head merges them): split attention at batch 1 and
+    # 4 (just in time), long prompts.
+    'qwen3-0.6b-l2-b4-long-merge': (dict(QWEN3_0_6B, num_hidden_layers=2), 4, 4096,
+                                    (3000, 4000), dict(separate_merge=True)),
+    'qwen3-tiny-b1-merge': (TINY['qwen3-tiny'], 1, 4096, (1, 40),
+                            dict(separate_merge=True)),
 }
 QUICK = ('qwen3-tiny-b1', 'qwen3-0.6b-l2-b1')
 STEPS = 16

@@ -342,6 +342,9 @@ int main(int argc, char **argv) {
   DecodeAttentionParams ap{};
   ap.qkv = 0, ap.qNorm = 1, ap.kNorm = 2, ap.kCache = 3, ap.vCache = 4;
   ap.positions = 5, ap.out = 6, ap.partOut = 7, ap.partLse = 8;
+  // Timed alone: the chunk writes its partial output; the merge is timed as
+  // a task of its own (kind 1).
+  ap.counters = tawa::mega::kNoBuffer;
   ap.blockTable = 22, ap.pageSize = 1024, ap.pageShift = 10;
   ap.pagesPerRow = 1;
   ap.batch = B, ap.kvHeads = kvHeads, ap.group = G, ap.headDim = D;

@@ -34,6 +34,8 @@ const char *bufferKindName(BufferKind kind) {
     return "output";
   case BufferKind::StagedWeight:
     return "staged weight";
+  case BufferKind::Scratch:
+    return "scratch";
   }
   return "?";
 }
@@ -134,12 +136,13 @@ private:
     if (!scale.empty())
       weight(scale, {k});
     const size_t before = b.buffers.size();
-    uint32_t id = add(name + "@staged", BufferType::BF16,
-                      {stagedWeightRows(n),
-                       stagedWeightCols(static_cast<int32_t>(k))},
-                      BufferKind::StagedWeight);
+    uint32_t id =
+        add(name + "@staged", BufferType::BF16,
+            {stagedWeightRows(n), stagedWeightCols(static_cast<int32_t>(k))},
+            BufferKind::StagedWeight);
     if (b.buffers.size() == before && b.buffers[id].scale != scale) {
-      fail("weight '" + name + "' is read by two linears that fold different "
+      fail("weight '" + name +
+           "' is read by two linears that fold different "
            "norms into it");
       return kNoBuffer;
     }
@@ -222,8 +225,8 @@ bool Binder::run() {
   b.params.clear();
   b.tokens = tensor("tokens");
   b.positions = add("positions", BufferType::I32, {o.batch}, BufferKind::Input);
-  b.blockTable = add("block_table", BufferType::I32,
-                     {o.batch, pagesPerRow(o)}, BufferKind::Input);
+  b.blockTable = add("block_table", BufferType::I32, {o.batch, pagesPerRow(o)},
+                     BufferKind::Input);
   for (const Operator &op : g.ops) {
     OpParams p;
     if (!bindOp(op, p))
@@ -323,9 +326,9 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
       (p.paired && p.n % kStageRows != 0))
     return fail("operator '" + n + "': the staged weights need tiles, " +
                 (p.paired ? "N" : "the q/k/v segments") + " in multiples of " +
-                std::to_string(kStageRows) + " rows (N = " +
-                std::to_string(p.n) + ", tile_n = " + std::to_string(p.tileN) +
-                ")");
+                std::to_string(kStageRows) +
+                " rows (N = " + std::to_string(p.n) +
+                ", tile_n = " + std::to_string(p.tileN) + ")");
   if (linearChunk(p.tileM, p.tileN * (p.paired ? 2 : 1), p.k) == 0)
     return fail("operator '" + n + "': a " + std::to_string(p.tileM) + " x " +
                 std::to_string(p.tileN) + " tile does not fit shared memory");
@@ -385,10 +388,18 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
         static_cast<int32_t>(std::min<int64_t>(o.batch, kMaxTileRows))));
     if (!intAttr(op, "chunks", p.chunks) || !intAttr(op, "chunk", p.chunkLen))
       return false;
-    p.out = p.partOut = p.partLse = kNoBuffer;
+    p.out = p.partOut = p.partLse = p.counters = kNoBuffer;
     if (p.chunks > 1) {
       p.partOut = tensor(lp + "attn_part");
       p.partLse = tensor(lp + "attn_lse");
+      // No merge operator: the chunks merge themselves (DecodeGraph.cpp).
+      if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Operator &x) {
+            return x.kind == OpKind::AttentionMerge && x.layer == op.layer;
+          })) {
+        p.out = tensor(lp + "attn");
+        p.counters = add(lp + "attn_count", BufferType::I32, {B, nKV},
+                         BufferKind::Scratch);
+      }
     } else {
       p.out = tensor(lp + "attn");
     }
@@ -460,8 +471,7 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
     printShape(os, d.shape);
     os << " " << bufferKindName(d.kind);
     if (d.kind == BufferKind::StagedWeight)
-      os << " of " << d.source << (d.scale.empty() ? "" : " times ")
-         << d.scale;
+      os << " of " << d.source << (d.scale.empty() ? "" : " times ") << d.scale;
     os << "\n";
   }
   auto name = [&](uint32_t id) -> std::string {
@@ -500,8 +510,8 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
          << " k_norm=" << name(p.kNorm) << " caches=" << name(p.kCache) << ","
          << name(p.vCache) << " table=" << name(p.blockTable)
          << " pages_per_row=" << p.pagesPerRow << " page=" << p.pageSize
-         << " out=" << name(p.out)
-         << " part=" << name(p.partOut) << "," << name(p.partLse)
+         << " out=" << name(p.out) << " part=" << name(p.partOut) << ","
+         << name(p.partLse) << " counters=" << name(p.counters)
          << " group=" << p.group << " d=" << p.headDim
          << " theta=" << p.ropeTheta << " chunks=" << p.chunks << "x"
          << p.chunkLen << " low_smem=" << p.lowSmemBytes

@@ -153,8 +153,12 @@ TGraph Builder::build() {
     int kCache = tensor(p + "k_cache", {B, nKV, S, D}, TensorRole::State);
     int vCache = tensor(p + "v_cache", {B, nKV, S, D}, TensorRole::State);
     // Decode attention, GQA: one task per (batch row, KV head, chunk) reads
-    // the group's q heads and the chunk of the head's cache, then a merge
-    // per (row, KV head) when the sequence is split. Each task applies the
+    // the group's q heads and the chunk of the head's cache. When the
+    // sequence is split, the chunks' partial outputs are merged per (row, KV
+    // head): by the chunk task of the pair that ends last (the pair's output
+    // box is combined by its chunk tasks; no operator and no hop between
+    // attention and the O projection), or with separateMerge by a merge
+    // operator. Each task applies the
     // q/k RMSNorm (Qwen3) and RoPE to its heads itself, and the chunk that
     // holds the step's position (known only at run time) appends the new k
     // and v there: a task's written cache box is its own chunk. It is taken
@@ -175,9 +179,8 @@ TGraph Builder::build() {
     // worker. Ahead of time they skip the scheduler's hop, and a worker
     // starts loading its task's cache rows before the task's inputs are
     // ready.
-    const LaunchMode attnLaunch = B == 1 || B * nKV * chunks <= o.sms
-                                      ? LaunchMode::Aot
-                                      : LaunchMode::Jit;
+    const LaunchMode attnLaunch =
+        B == 1 || B * nKV * chunks <= o.sms ? LaunchMode::Aot : LaunchMode::Jit;
     int attnOp = op(p + "attention", OpKind::DecodeAttention, layer,
                     {{"batch", num(B)},
                      {"kv_heads", num(nKV)},
@@ -204,6 +207,10 @@ TGraph Builder::build() {
                 box(partO, {row, {h, h + 1}, {ch, ch + 1}, {0, group * D}}));
             writes.push_back(
                 box(partLse, {row, {h, h + 1}, {ch, ch + 1}, {0, group}}));
+            if (!o.separateMerge) {
+              writes.push_back(box(attn, {row, qCols}));
+              writes.back().combine = true;
+            }
           } else {
             writes.push_back(box(attn, {row, qCols}));
           }
@@ -212,7 +219,7 @@ TGraph Builder::build() {
                 box(vCache, cacheBox)},
                std::move(writes));
         }
-    if (chunks > 1) {
+    if (chunks > 1 && o.separateMerge) {
       int mergeOp = op(p + "attn_merge", OpKind::AttentionMerge, layer,
                        {{"chunks", num(chunks)},
                         {"group", num(group)},

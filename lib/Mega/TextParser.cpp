@@ -390,6 +390,13 @@ private:
       if (!p.ident(name, "a tensor name"))
         return false;
       Region r;
+      // `combine:` marks a box a group of tasks writes together (TGraph.h);
+      // a tensor may still be called `combine` (then '[' follows).
+      if (name == "combine" && p.tryPunct(':')) {
+        r.combine = true;
+        if (!p.ident(name, "a tensor name after 'combine:'"))
+          return false;
+      }
       r.tensor = g.findTensor(name);
       if (r.tensor < 0)
         return p.fail("unknown tensor '" + name +

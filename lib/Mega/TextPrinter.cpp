@@ -31,7 +31,7 @@ void printRegions(std::ostream &os, const TGraph &g,
   os << '{';
   for (size_t i = 0; i < regions.size(); ++i) {
     const Region &r = regions[i];
-    os << (i ? ", " : "");
+    os << (i ? ", " : "") << (r.combine ? "combine:" : "");
     if (r.tensor >= 0 && r.tensor < static_cast<int>(g.tensors.size()))
       os << g.tensors[r.tensor].name;
     else

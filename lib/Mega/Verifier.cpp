@@ -148,8 +148,12 @@ private:
                            std::to_string(task.op) + " is also task " +
                            std::to_string(inserted.first->second));
       }
-      for (const Region &r : task.reads)
+      for (const Region &r : task.reads) {
         valid &= checkRegion(t, r, "reads");
+        if (r.combine)
+          taskError(t, "reads a 'combine:' box (only written boxes are "
+                       "combined by a group)");
+      }
       for (const Region &r : task.writes) {
         if (!checkRegion(t, r, "writes")) {
           valid = false;
@@ -192,13 +196,23 @@ private:
     }
   }
 
+  struct Write {
+    const Region *region;
+    size_t task;
+  };
+
+  /// Two writes of one combined box (TGraph.h): both marked, the same box,
+  /// tasks of the same op.
+  bool sameCombineGroup(const Write &a, const Write &b) const {
+    return a.region->combine && b.region->combine &&
+           a.region->box == b.region->box &&
+           g.tasks[a.task].op == g.tasks[b.task].op;
+  }
+
   /// Tiles of one tensor written by two tasks would make the result depend
-  /// on the order: activations are single-assignment within a step.
+  /// on the order: activations are single-assignment within a step, except
+  /// a combined box, which the last task of its group writes.
   void checkWriteOverlaps() {
-    struct Write {
-      const Region *region;
-      size_t task;
-    };
     std::vector<std::vector<Write>> byTensor(g.tensors.size());
     for (size_t t = 0; t < g.tasks.size(); ++t)
       for (const Region &r : g.tasks[t].writes)
@@ -215,12 +229,20 @@ private:
           if (writes[j].region->box[0].begin >= writes[i].region->box[0].end)
             break;
           if (writes[i].task != writes[j].task &&
-              overlaps(*writes[i].region, *writes[j].region)) {
+              overlaps(*writes[i].region, *writes[j].region) &&
+              !sameCombineGroup(writes[i], writes[j])) {
             size_t a = std::min(writes[i].task, writes[j].task);
             size_t b = std::max(writes[i].task, writes[j].task);
+            const bool combined =
+                writes[i].region->combine || writes[j].region->combine;
             taskError(b, "writes " + g.tensors[writes[i].region->tensor].name +
                              " where task " + std::to_string(a) +
-                             " writes too (tiles of a tensor are disjoint)");
+                             " writes too (tiles of a tensor are disjoint" +
+                             (combined ? "; a combined box is the same box, "
+                                         "marked 'combine:' by every task "
+                                         "of one op"
+                                       : "") +
+                             ")");
           }
         }
     }

@@ -71,6 +71,10 @@ Options:
                        the runtime plans for its workers: 128 on an H100
                        with 4 scheduler CTAs)
   --no-prune           leave out prune-transitive
+  --separate-merge     merge a split attention's chunks in an operator of
+                       its own (default: the last chunk task of each row and
+                       KV head to end merges them; its output box is
+                       printed combine:)
   --print-after-all    print the graph after building it and after each pass
   --print-after=PASS   print the graph after PASS ('build' for the built
                        graph); a comma-separated list or repeated
@@ -111,7 +115,8 @@ Options:
                        tile-deps on, and check that all give the same values
   --no-order-check     check values only, not the start order (to test the
                        data check)
-  --batch, --max-seq, --sms, --no-prune   as for 'tawa-mega plan'
+  --batch, --max-seq, --sms, --no-prune, --separate-merge
+                       as for 'tawa-mega plan'
 )";
 
 const char *kLowerUsage =
@@ -130,7 +135,8 @@ Options:
                        tasks' dependency check reads them)
   --dump               print every event, task and queue instead of the summary
   -o FILE              write the packed tables to FILE
-  --batch, --max-seq, --sms, --no-prune   as for 'tawa-mega plan'
+  --batch, --max-seq, --sms, --no-prune, --separate-merge
+                       as for 'tawa-mega plan'
 )";
 
 const char *kBindUsage =
@@ -156,7 +162,7 @@ Options:
                        is a contiguous cache)
   --kv-pages N         pages in each cache pool, 0..1073741824 (default 0:
                        batch x ceil(S / P), every row at S)
-  --batch, --max-seq, --sms   as for 'tawa-mega plan'
+  --batch, --max-seq, --sms, --separate-merge   as for 'tawa-mega plan'
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -296,6 +302,8 @@ bool takePlanOption(const std::string &name, const std::string &value,
     req.options.sms = static_cast<int>(parseInt(name, value, 1, 1024));
   else if (name == "--no-prune")
     req.prune = false;
+  else if (name == "--separate-merge")
+    req.options.separateMerge = true;
   else
     return false;
   return true;
@@ -317,7 +325,7 @@ int planCommand(int argc, char **argv) {
   Args args = parseArgs(
       argc, argv, 2,
       {"--model", "--batch", "--max-seq", "--sms", "--print-after", "-o"},
-      {"--no-prune", "--print-after-all", "--stats"});
+      {"--no-prune", "--separate-merge", "--print-after-all", "--stats"});
   if (args.help) {
     std::cout << kPlanUsage;
     return 0;
@@ -419,10 +427,11 @@ int optCommand(int argc, char **argv) {
 }
 
 int simulateCommand(int argc, char **argv) {
-  Args args = parseArgs(argc, argv, 2,
-                        {"--model", "--batch", "--max-seq", "--sms", "--orders",
-                         "--seed", "--workers", "--mode"},
-                        {"--no-prune", "--all-stages", "--no-order-check"});
+  Args args = parseArgs(
+      argc, argv, 2,
+      {"--model", "--batch", "--max-seq", "--sms", "--orders", "--seed",
+       "--workers", "--mode"},
+      {"--no-prune", "--separate-merge", "--all-stages", "--no-order-check"});
   if (args.help) {
     std::cout << kSimulateUsage;
     return 0;
@@ -524,7 +533,7 @@ int lowerCommand(int argc, char **argv) {
   Args args =
       parseArgs(argc, argv, 2,
                 {"--model", "--batch", "--max-seq", "--sms", "--workers", "-o"},
-                {"--no-prune", "--no-producers", "--dump"});
+                {"--no-prune", "--separate-merge", "--no-producers", "--dump"});
   if (args.help) {
     std::cout << kLowerUsage;
     return 0;
@@ -584,7 +593,7 @@ int bindCommand(int argc, char **argv) {
   Args args = parseArgs(
       argc, argv, 2,
       {"--model", "--batch", "--max-seq", "--sms", "--page-size", "--kv-pages"},
-      {});
+      {"--separate-merge"});
   if (args.help) {
     std::cout << kBindUsage;
     return 0;

@@ -85,9 +85,9 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
   EXPECT_EQ(b.buffers[b.blockTable].kind, BufferKind::Input);
   EXPECT_EQ(b.buffers[b.blockTable].type, BufferType::I32);
   EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{4, 16}));
-  EXPECT_EQ(b.buffers[b.find("model.layers.35.mlp.down_proj.weight@staged")]
-                .shape,
-            (std::vector<int64_t>{4096, 12288}));
+  EXPECT_EQ(
+      b.buffers[b.find("model.layers.35.mlp.down_proj.weight@staged")].shape,
+      (std::vector<int64_t>{4096, 12288}));
 }
 
 TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
@@ -151,7 +151,15 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   opNamed(g, "l0.attention", i);
   auto p = paramsAs<DecodeAttentionParams>(b.params[i]);
   EXPECT_GT(p.chunks, 1);
-  EXPECT_EQ(p.out, kNoBuffer);
+  // No merge task: the chunks merge themselves into the output, counting
+  // in a scratch buffer the runtime zeroes (one counter per row and KV
+  // head).
+  EXPECT_EQ(b.buffers[p.out].name, "l0.attn");
+  ASSERT_NE(p.counters, kNoBuffer);
+  EXPECT_EQ(b.buffers[p.counters].name, "l0.attn_count");
+  EXPECT_EQ(b.buffers[p.counters].kind, BufferKind::Scratch);
+  EXPECT_EQ(b.buffers[p.counters].type, BufferType::I32);
+  EXPECT_EQ(b.buffers[p.counters].elements(), 8);
   EXPECT_EQ(b.buffers[p.partOut].name, "l0.attn_part");
   EXPECT_EQ(p.group, 2);
   EXPECT_FLOAT_EQ(p.scale, 1.0f / std::sqrt(128.0f));
@@ -165,6 +173,20 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   // One request: every task is AOT, so the worker may issue an attention
   // tile's cache copies before its inputs are ready.
   EXPECT_EQ(p.prefetch, 1);
+
+  // With a merge operator, attention writes only the partial outputs.
+  o.separateMerge = true;
+  b = bind(c, o, g);
+  opNamed(g, "l0.attention", i);
+  p = paramsAs<DecodeAttentionParams>(b.params[i]);
+  EXPECT_GT(p.chunks, 1);
+  EXPECT_EQ(p.out, kNoBuffer);
+  EXPECT_EQ(p.counters, kNoBuffer);
+  EXPECT_EQ(b.find("l0.attn_count"), kNoBuffer);
+  opNamed(g, "l0.attn_merge", i);
+  auto m = paramsAs<AttentionMergeParams>(b.params[i]);
+  EXPECT_EQ(b.buffers[m.out].name, "l0.attn");
+  o.separateMerge = false;
 
   o.batch = 4; // chunks are at least 64 positions: no split
   o.maxSeq = 64;
@@ -299,22 +321,26 @@ TEST(DecodeBinding, RejectsShapesTheTaskFunctionsDoNotTake) {
 // of rows g and g + 8 the linear multiplies with its input columns 8t + 4h ..
 // 8t + 4h + 3, and a stage (a block's steps) is contiguous.
 TEST(StagedWeights, PiecesAndLayout) {
-  for (int32_t k : {8, 32, 64, 96, 256, 288, 688, 1000, 1024, 2048, 3072,
-                    4096, 12288}) {
+  for (int32_t k :
+       {8, 32, 64, 96, 256, 288, 688, 1000, 1024, 2048, 3072, 4096, 12288}) {
     const WeightPieces wp = weightPieces(k);
     const int32_t units = (k + 31) / 32;
     EXPECT_EQ(wp.count, (units + kPieceUnits - 1) / kPieceUnits) << k;
     EXPECT_EQ(wp.start(wp.count), units) << k;
     for (int32_t j = 0; j < wp.count; ++j) {
       EXPECT_GE(wp.length(j), 1) << k;
-      EXPECT_EQ(wp.length(j), j + 1 < wp.count ? kPieceUnits
-                                               : units - j * kPieceUnits)
+      EXPECT_EQ(wp.length(j),
+                j + 1 < wp.count ? kPieceUnits : units - j * kPieceUnits)
           << k;
       EXPECT_EQ(wp.start(j + 1) - wp.start(j), wp.length(j)) << k;
     }
   }
-  for (auto [n, k] : std::vector<std::pair<int64_t, int32_t>>{
-           {48, 256}, {40, 688}, {1000, 96}, {16, 1024}, {7, 4096}, {33, 288}}) {
+  for (auto [n, k] : std::vector<std::pair<int64_t, int32_t>>{{48, 256},
+                                                              {40, 688},
+                                                              {1000, 96},
+                                                              {16, 1024},
+                                                              {7, 4096},
+                                                              {33, 288}}) {
     const int64_t cols = stagedWeightCols(k), rows = stagedWeightRows(n);
     EXPECT_EQ(rows % kStageRows, 0);
     EXPECT_GE(rows, n);
@@ -340,8 +366,8 @@ TEST(StagedWeights, PiecesAndLayout) {
         for (int h = 0; h < 2; ++h)
           for (int lane = 0; lane < 32; ++lane) {
             const int g = lane / 4, t = lane % 4;
-            const int64_t base = b * kStageRows * cols + step * 512 +
-                                 h * 256 + lane * 8;
+            const int64_t base =
+                b * kStageRows * cols + step * 512 + h * 256 + lane * 8;
             const int32_t c = 32 * step + 8 * t + 4 * h;
             const std::pair<int64_t, int32_t> want[8] = {
                 {b * 16 + g, c},         {b * 16 + g, c + 1},

@@ -119,11 +119,20 @@ TEST(Tiling, AttentionSplitsTheSequenceOnlyWhenRowsAreFew) {
   EXPECT_EQ(chooseKvChunks(1, 1, 1, 132), 1);
 }
 
-/// Counts the elements of each tensor the tasks write.
+/// Counts the elements of each tensor the tasks write, a combined box once
+/// for its group.
 std::map<int, int64_t> writtenVolume(const TGraph &g) {
   std::map<int, int64_t> volume;
+  std::set<std::pair<int, std::vector<int64_t>>> combined;
   for (const Task &t : g.tasks)
     for (const Region &r : t.writes) {
+      if (r.combine) {
+        std::vector<int64_t> key;
+        for (const Interval &iv : r.box)
+          key.insert(key.end(), {iv.begin, iv.end});
+        if (!combined.insert({r.tensor, key}).second)
+          continue;
+      }
       int64_t v = 1;
       for (const Interval &iv : r.box)
         v *= iv.end - iv.begin;
@@ -135,26 +144,28 @@ std::map<int, int64_t> writtenVolume(const TGraph &g) {
 TEST(DecodeGraph, TilesCoverEveryOutputExactlyOnce) {
   for (const char *model : {"qwen3-tiny.json", "llama-tiny.json"})
     for (int64_t batch : {1, 3, 70})
-      for (int64_t maxSeq : {100, 512, 2048}) {
-        PlanOptions o;
-        o.batch = batch;
-        o.maxSeq = maxSeq;
-        TGraph g = buildDecodeGraph(loadInputConfig(model), o);
-        std::vector<std::string> errors = verifyGraph(g);
-        ASSERT_TRUE(errors.empty()) << errors[0];
-        // Disjoint writes (verified) whose volumes add up to the tensor's:
-        // every element written once.
-        std::map<int, int64_t> volume = writtenVolume(g);
-        for (size_t t = 0; t < g.tensors.size(); ++t) {
-          const Tensor &tensor = g.tensors[t];
-          int64_t size = 1;
-          for (int64_t d : tensor.shape)
-            size *= d;
-          int64_t want = tensor.role == TensorRole::Input ? 0 : size;
-          EXPECT_EQ(volume[static_cast<int>(t)], want)
-              << model << " batch " << batch << " tensor " << tensor.name;
+      for (int64_t maxSeq : {100, 512, 2048})
+        for (bool separateMerge : {false, true}) {
+          PlanOptions o;
+          o.batch = batch;
+          o.maxSeq = maxSeq;
+          o.separateMerge = separateMerge;
+          TGraph g = buildDecodeGraph(loadInputConfig(model), o);
+          std::vector<std::string> errors = verifyGraph(g);
+          ASSERT_TRUE(errors.empty()) << errors[0];
+          // Disjoint writes (verified) whose volumes add up to the tensor's:
+          // every element written once.
+          std::map<int, int64_t> volume = writtenVolume(g);
+          for (size_t t = 0; t < g.tensors.size(); ++t) {
+            const Tensor &tensor = g.tensors[t];
+            int64_t size = 1;
+            for (int64_t d : tensor.shape)
+              size *= d;
+            int64_t want = tensor.role == TensorRole::Input ? 0 : size;
+            EXPECT_EQ(volume[static_cast<int>(t)], want)
+                << model << " batch " << batch << " tensor " << tensor.name;
+          }
         }
-      }
 }
 
 TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
@@ -163,13 +174,24 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   std::map<OpKind, size_t> perKind;
   for (const Task &t : g.tasks)
     ++perKind[g.ops[t.op].kind];
-  EXPECT_EQ(g.tasks.size(), 16501u - 28u * 96u);
-  // Per layer: QKV, attention, merge, O, gate/up (SiLU·mul in its
-  // epilogue), down.
-  EXPECT_EQ(g.ops.size(), 3u + 28u * 6u);
+  EXPECT_EQ(g.tasks.size(), 16501u - 28u * 96u - 28u * 8u);
+  // Per layer: QKV, attention (the last chunk of each KV head to end
+  // merges the head's chunks), O, gate/up (SiLU·mul in its epilogue), down.
+  EXPECT_EQ(g.ops.size(), 3u + 28u * 5u);
   EXPECT_EQ(perKind[OpKind::Embedding], 16u);
   EXPECT_EQ(perKind[OpKind::DecodeAttention], 28u * 8u * 16u);
-  EXPECT_EQ(perKind[OpKind::AttentionMerge], 28u * 8u);
+  EXPECT_EQ(perKind[OpKind::AttentionMerge], 0u);
+  // The 16 chunk tasks of a KV head all list its output box, combined.
+  size_t combined = 0;
+  for (const Task &t : g.tasks)
+    for (const Region &r : t.writes)
+      if (r.combine) {
+        EXPECT_EQ(g.ops[t.op].kind, OpKind::DecodeAttention);
+        EXPECT_EQ(g.tensors[r.tensor].name,
+                  "l" + std::to_string(g.ops[t.op].layer) + ".attn");
+        ++combined;
+      }
+  EXPECT_EQ(combined, 28u * 8u * 16u);
   EXPECT_EQ(perKind[OpKind::Argmax], 1u);
   // QKV 128 (of 32 columns) + gate/up 96 per layer, LM head 132.
   EXPECT_EQ(perKind[OpKind::RmsNormLinear], 28u * (128u + 96u) + 132u);
@@ -178,6 +200,18 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   // One request: every task is known ahead (attention's tasks cost alike).
   for (const Operator &op : g.ops)
     EXPECT_EQ(op.launch, LaunchMode::Aot) << op.name;
+  // A merge operator per layer instead: a task per KV head.
+  o.separateMerge = true;
+  TGraph gm = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
+  EXPECT_EQ(gm.tasks.size(), 16501u - 28u * 96u);
+  EXPECT_EQ(gm.ops.size(), 3u + 28u * 6u);
+  size_t merges = 0;
+  for (const Task &t : gm.tasks) {
+    merges += gm.ops[t.op].kind == OpKind::AttentionMerge;
+    for (const Region &r : t.writes)
+      EXPECT_FALSE(r.combine);
+  }
+  EXPECT_EQ(merges, 28u * 8u);
   // Several requests with more attention tasks than SMs (4 rows x 8 KV
   // heads x 5 chunks for 132): attention and merge are just-in-time (their
   // costs follow each request's length), the rest ahead of time.
@@ -199,8 +233,7 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   o.sms = 127;
   g16 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
   for (const Operator &op : g16.ops)
-    EXPECT_EQ(op.launch == LaunchMode::Jit,
-              op.kind == OpKind::DecodeAttention)
+    EXPECT_EQ(op.launch == LaunchMode::Jit, op.kind == OpKind::DecodeAttention)
         << op.name;
 }
 

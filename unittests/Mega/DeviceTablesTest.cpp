@@ -20,9 +20,10 @@ namespace {
 
 // `sms`: the SMs the plan fills; with fewer than the attention tasks, those
 // are just-in-time (8: the tiny model's 2 KV heads at batch 2 or more).
-TGraph plannedTiny(int64_t batch, int sms = 8) {
+TGraph plannedTiny(int64_t batch, int sms = 8, bool separateMerge = false) {
   ModelConfig c = loadInputConfig("qwen3-tiny.json");
   PlanOptions o;
+  o.separateMerge = separateMerge;
   o.batch = batch;
   o.maxSeq = 600;
   o.sms = sms;
@@ -233,9 +234,11 @@ event 2 count=2 launch=[]
   std::string error;
   ASSERT_TRUE(parseGraph(text, "chain", g, error)) << error;
   EXPECT_EQ(criticalPathTasks(lowered(g, 2)), 2);
-  // Embedding; 2 layers of qkv, attention, merge, O, gate/up (SiLU·mul in
-  // its epilogue), down; LM head; argmax.
-  EXPECT_EQ(criticalPathTasks(lowered(plannedTiny(1), 4)), 15);
+  // Embedding; 2 layers of qkv, attention (its chunks merged by the last
+  // of them), O, gate/up (SiLU·mul in its epilogue), down; LM head; argmax.
+  EXPECT_EQ(criticalPathTasks(lowered(plannedTiny(1), 4)), 13);
+  // With a merge operator after attention: one task more per layer.
+  EXPECT_EQ(criticalPathTasks(lowered(plannedTiny(1, 8, true), 4)), 15);
 }
 
 } // namespace

@@ -36,6 +36,10 @@ enum class BufferKind {
   /// RMSNorm the linear folds in); its shape is [stagedWeightRows(N),
   /// stagedWeightCols(K)].
   StagedWeight,
+  /// Counters a step's tasks keep among themselves (the attention chunks
+  /// that have ended, per row and KV head): the runtime places them in its
+  /// step state, which it zeroes before every step; the host binds nothing.
+  Scratch,
 };
 
 const char *bufferKindName(BufferKind kind);

@@ -47,8 +47,8 @@ int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms,
 int64_t chooseKvChunks(int64_t maxSeq, int64_t batch, int64_t kvHeads, int sms);
 
 /// Checks the options (batch in [1, 4096], maxSeq in [1, 1 << 20], pageSize
-/// a power of two in [1, 1 << 20], kvPages in [0, 1 << 30], sms in [1, 1024]); returns false
-/// and sets `error` otherwise.
+/// a power of two in [1, 1 << 20], kvPages in [0, 1 << 30], sms in [1, 1024]);
+/// returns false and sets `error` otherwise.
 bool checkPlanOptions(const PlanOptions &options, std::string &error);
 
 /// Pages of the block table's row: ceil(maxSeq / pageSize).

@@ -1,4 +1,4 @@
-//===- DeviceTables.h - lowering a linear tGraph to device tables ---*- C++ -*-===//
+//===- DeviceTables.h - a linear tGraph as device tables --------*- C++ -*-===//
 //
 // The last host step before the persistent kernel (docs/MEGAKERNEL.md,
 // "Device tables"): a linear tGraph becomes the fixed-size task and event

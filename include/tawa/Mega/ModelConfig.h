@@ -56,6 +56,10 @@ struct PlanOptions {
   int64_t kvPages = 0;
   int sms = 132; ///< SMs an operator's tiles fill (H100 SXM; the runtime
                  ///< passes its worker count)
+  /// Where attention splits the sequence into chunks: false (the default),
+  /// the last chunk task of each (row, KV head) to end merges the chunks
+  /// (a combined box, TGraph.h); true, a merge operator after attention.
+  bool separateMerge = false;
 };
 
 } // namespace tawa::mega

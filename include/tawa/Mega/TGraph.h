@@ -34,8 +34,15 @@ struct Interval {
 struct Region {
   int tensor = -1;
   std::vector<Interval> box;
+  /// Only in a task's writes: the box is combined by a group, the tasks of
+  /// one operator that all list this same box. Whichever of them ends last
+  /// writes it, from what the others wrote to their own boxes (the split
+  /// attention's merge, done by the last chunk of a head). For dependencies
+  /// and the simulation it is written by every member: a reader waits for
+  /// the whole group. Printed `combine:TENSOR[...]`.
+  bool combine = false;
   bool operator==(const Region &o) const {
-    return tensor == o.tensor && box == o.box;
+    return tensor == o.tensor && box == o.box && combine == o.combine;
   }
 };
 

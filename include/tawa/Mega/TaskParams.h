@@ -206,18 +206,24 @@ struct LinearParams {
 /// b's position s is in pool page blockTable[b][s >> pageShift], at s &
 /// (pageSize - 1) (pages are a power of two). With chunks == 1 it writes
 /// the output; otherwise the chunk's normalized output and log-sum-exp
-/// (natural log; an empty chunk writes -inf and zeros).
+/// (natural log; an empty chunk writes -inf and zeros); with `counters` as
+/// well, each chunk then counts itself in counters[b, h] and the chunk that
+/// brings the count to `chunks` merges the pair's partial outputs into out
+/// (no merge task).
 struct DecodeAttentionParams {
-  uint32_t qkv;       ///< BF16 [B, qkvCols]: q heads, k heads, v heads
-  uint32_t qNorm;     ///< BF16 [D] or kNoBuffer
-  uint32_t kNorm;     ///< BF16 [D] or kNoBuffer
+  uint32_t qkv;        ///< BF16 [B, qkvCols]: q heads, k heads, v heads
+  uint32_t qNorm;      ///< BF16 [D] or kNoBuffer
+  uint32_t kNorm;      ///< BF16 [D] or kNoBuffer
   uint32_t kCache;     ///< BF16 [pages, kvHeads, pageSize, D] (the pool)
   uint32_t vCache;     ///< BF16 [pages, kvHeads, pageSize, D]
   uint32_t positions;  ///< I32 [B]
   uint32_t blockTable; ///< I32 [B, pagesPerRow]: row b's page i -> pool page
-  uint32_t out;       ///< chunks == 1: BF16 [B, qHeads D]
-  uint32_t partOut;   ///< chunks > 1: F32 [B, kvHeads, chunks, group D]
-  uint32_t partLse;   ///< chunks > 1: F32 [B, kvHeads, chunks, group]
+  uint32_t out;        ///< chunks == 1: BF16 [B, qHeads D]
+  uint32_t partOut;    ///< chunks > 1: F32 [B, kvHeads, chunks, group D]
+  uint32_t partLse;    ///< chunks > 1: F32 [B, kvHeads, chunks, group]
+  /// chunks > 1 without a merge task: I32 [B, kvHeads], zero at the step's
+  /// start (scratch), else kNoBuffer.
+  uint32_t counters;
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
   int32_t qkvCols, qkNorm;
   int32_t pageSize, pageShift, pagesPerRow; ///< pageSize = 1 << pageShift
@@ -226,7 +232,7 @@ struct DecodeAttentionParams {
   /// cache copies before the tile's inputs are ready (nothing else runs on
   /// it in between to overwrite them).
   int32_t prefetch;
-  float scale;          ///< 1 / sqrt(D)
+  float scale; ///< 1 / sqrt(D)
   float eps, ropeTheta;
 };
 
@@ -253,20 +259,20 @@ struct alignas(16) OpParams {
 /// the buffer table), this many of them: a worker resolves them into
 /// pointers once, when it stages the operator's parameters for its next
 /// task (DecodeTasks::stage).
-constexpr int kMaxBufferFields = 10;
+constexpr int kMaxBufferFields = 11;
 TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
   return kind == TaskKind::Embedding         ? 3
          : kind == TaskKind::RmsNormLinear   ? 7
          : kind == TaskKind::LinearResidual  ? 7
-         : kind == TaskKind::DecodeAttention ? 10
+         : kind == TaskKind::DecodeAttention ? 11
          : kind == TaskKind::AttentionMerge  ? 3
          : kind == TaskKind::Argmax          ? 2
                                              : 0;
 }
 static_assert(offsetof(EmbeddingParams, batch) == 3 * 4, "3 buffer fields");
 static_assert(offsetof(LinearParams, m) == 7 * 4, "7 buffer fields");
-static_assert(offsetof(DecodeAttentionParams, batch) == 10 * 4,
-              "10 buffer fields");
+static_assert(offsetof(DecodeAttentionParams, batch) == 11 * 4,
+              "11 buffer fields");
 static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,
               "3 buffer fields");
 static_assert(offsetof(ArgmaxParams, vocab) == 2 * 4, "2 buffer fields");

@@ -23,6 +23,9 @@ const char *tawa_mega_last_error(void);
 
 /* tawa_mega_create flags. */
 #define TAWA_MEGA_TRACE 1 /* record each task's start and end (timeline) */
+/* Merge a split attention's chunks in a task of their own after attention
+ * (default: the last chunk of each row and KV head to end merges them). */
+#define TAWA_MEGA_SEPARATE_MERGE 2
 
 /* Plans, binds and lowers one decode step of `config_json` (the text of a
  * Hugging Face config.json) for `batch` rows and a KV cache of `max_seq`
@@ -46,7 +49,9 @@ void tawa_mega_destroy(tawa_mega_decoder *d);
 /* Buffers, in the order of the binding. type: 0 bf16, 1 f32, 2 i32;
  * kind: 0 weight, 1 input, 2 activation, 3 state, 4 output, 5 staged weight
  * (a linear's weight in the layout it streams: bind it to the output of
- * tawa_mega_pack_weight for weight tawa_mega_buffer_source). `shape` has
+ * tawa_mega_pack_weight for weight tawa_mega_buffer_source), 6 scratch
+ * (counters the runtime keeps in its own zeroed state: bound already, and
+ * tawa_mega_bind refuses them). `shape` has
  * room for 8 dimensions. */
 int tawa_mega_num_buffers(const tawa_mega_decoder *d);
 const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index);

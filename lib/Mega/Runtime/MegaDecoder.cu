@@ -49,8 +49,8 @@ bool cudaOk(cudaError_t e, const char *what) {
 /// times `scale` (or as they are): one thread per element of the packed
 /// copy, zeros in the columns past k.
 __global__ void packStagedWeight(const __nv_bfloat16 *src,
-                                 const __nv_bfloat16 *scale,
-                                 __nv_bfloat16 *dst, int64_t n, int32_t k) {
+                                 const __nv_bfloat16 *scale, __nv_bfloat16 *dst,
+                                 int64_t n, int32_t k) {
   const int64_t cols = stagedWeightCols(k), rows = stagedWeightRows(n);
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        e < rows * cols; e += int64_t(gridDim.x) * blockDim.x) {
@@ -122,6 +122,7 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   d->plan.kvPages = kvPages;
   // Tiles are sized for the workers: an operator's tasks fill them once.
   d->plan.sms = sms - schedulerCtas;
+  d->plan.separateMerge = (flags & TAWA_MEGA_SEPARATE_MERGE) != 0;
   if (!checkPlanOptions(d->plan, error))
     return failWith(error);
   d->graph = buildDecodeGraph(d->config, d->plan);
@@ -144,11 +145,24 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   launch.sharedBytes = static_cast<uint32_t>(kTaskSmemBytes);
   launch.countDispatches = false;
   launch.trace = (flags & TAWA_MEGA_TRACE) != 0;
+  // Scratch buffers live in the launcher's state, zeroed before each step.
+  std::vector<size_t> scratchAt(d->binding.buffers.size(), 0);
+  for (size_t i = 0; i < d->binding.buffers.size(); ++i) {
+    const BufferDesc &b = d->binding.buffers[i];
+    if (b.kind != BufferKind::Scratch)
+      continue;
+    scratchAt[i] = launch.scratchBytes;
+    launch.scratchBytes += (size_t(b.elements()) * 4 + 15) / 16 * 16;
+  }
   if (!d->launcher.init(packTables(d->tables), launch, error) ||
       !d->launcher.prepare<DecodeTasks>(error))
     return failWith(error);
   const size_t nb = d->binding.buffers.size();
   d->pointers.assign(nb, nullptr);
+  for (size_t i = 0; i < nb; ++i)
+    if (d->binding.buffers[i].kind == BufferKind::Scratch)
+      d->pointers[i] =
+          static_cast<char *>(d->launcher.scratch()) + scratchAt[i];
   if (!cudaOk(cudaMalloc(&d->paramsDev,
                          d->binding.params.size() * sizeof(OpParams)),
               "cudaMalloc") ||
@@ -224,8 +238,8 @@ int tawa_mega_pack_weight(const void *src, const void *scale, void *dst,
     return failWith("tawa_mega_pack_weight: null buffer or empty shape");
   const int64_t total = stagedWeightRows(n) * stagedWeightCols(k);
   const int threads = 256;
-  const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads,
-                                           int64_t(1) << 20);
+  const int64_t blocks =
+      std::min<int64_t>((total + threads - 1) / threads, int64_t(1) << 20);
   packStagedWeight<<<unsigned(blocks), threads, 0,
                      static_cast<cudaStream_t>(streamPtr)>>>(
       static_cast<const __nv_bfloat16 *>(src),
@@ -237,6 +251,9 @@ int tawa_mega_pack_weight(const void *src, const void *scale, void *dst,
 int tawa_mega_bind(tawa_mega_decoder *d, int index, void *ptr) {
   if (index < 0 || index >= tawa_mega_num_buffers(d))
     return failWith("buffer index " + std::to_string(index) + " out of range");
+  if (d->binding.buffers[index].kind == BufferKind::Scratch)
+    return failWith("buffer '" + d->binding.buffers[index].name +
+                    "' is scratch: the runtime places it in its own state");
   if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
     return failWith("buffer '" + d->binding.buffers[index].name +
                     "': address is null or not 16-byte aligned");

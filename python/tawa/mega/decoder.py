@@ -24,7 +24,9 @@ from .build import MegaError, build_library
 from .reference import ModelShape, ReferenceDecoder
 
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
-_KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output', 5: 'staged'}
+_KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output', 5: 'staged',
+          6: 'scratch'}
+_TRACE, _SEPARATE_MERGE = 1, 2  # tawa_mega_create flags (tawa_mega.h)
 _lib = None
 
 
@@ -103,11 +105,14 @@ class StepKernel:
     """One planned decode step for a fixed batch: its buffers and its launch."""
 
     def __init__(self, config_json, batch, max_seq, page_size, kv_pages, scheduler_ctas,
-                 trace=False):
+                 trace=False, separate_merge=False):
         lib = _library()
         handle = ctypes.c_void_p()
         _check(lib.tawa_mega_create(config_json.encode(), batch, max_seq, page_size, kv_pages,
-                                    scheduler_ctas, 1 if trace else 0, ctypes.byref(handle)))
+                                    scheduler_ctas,
+                                    (_TRACE if trace else 0) |
+                                    (_SEPARATE_MERGE if separate_merge else 0),
+                                    ctypes.byref(handle)))
         self._handle = handle
         self.batch = batch
         self.summary = lib.tawa_mega_summary(handle).decode()
@@ -183,7 +188,7 @@ class MegaModel:
     """A decoder LLM whose decode steps run as one persistent kernel each."""
 
     def __init__(self, config, weights, max_batch, max_seq, page_size=64, kv_pages=None,
-                 scheduler_ctas=4, trace=False):
+                 scheduler_ctas=4, trace=False, separate_merge=False):
         self.config = dict(config)
         self.shape = ModelShape.from_config(self.config)
         # The reference validates the weights, runs prefill and owns the KV
@@ -210,19 +215,26 @@ class MegaModel:
         self.max_seq = max_seq
         self.scheduler_ctas = scheduler_ctas
         self.trace = trace
+        self.separate_merge = separate_merge
         self._steps = {}
         self._staged = {}  # staged weight name -> its packed copy
         self._host_lengths = [0] * max_batch
 
-    def step_kernel(self, batch):
-        """The planned step for `batch` rows (planned and bound on first use)."""
+    def step_kernel(self, batch, separate_merge=None):
+        """The planned step for `batch` rows (planned and bound on first use).
+        separate_merge: None for the model's plan, or True / False for that
+        plan of the split attention's merge (both bind the same weights and
+        cache, so benchmarks compare them side by side)."""
         if not 1 <= batch <= self.max_batch:
             raise MegaError(f'batch {batch} not in 1..{self.max_batch}')
-        if batch in self._steps:
-            return self._steps[batch]
+        if separate_merge is None:
+            separate_merge = self.separate_merge
+        key = (batch, bool(separate_merge))
+        if key in self._steps:
+            return self._steps[key]
         ref = self.reference
         k = StepKernel(json.dumps(self.config), batch, self.max_seq, ref.page_size,
-                       ref.kv_pages, self.scheduler_ctas, self.trace)
+                       ref.kv_pages, self.scheduler_ctas, self.trace, separate_merge)
         for name, (_, dtype, kind, shape) in k.buffers.items():
             if kind == 'weight':
                 k.bind(name, self.weights[name])
@@ -237,13 +249,15 @@ class MegaModel:
                 layer, which = name[1:].split('.', 1)
                 cache = (ref.k_cache if which == 'k_cache' else ref.v_cache)[int(layer)]
                 k.bind(name, cache)
+            elif kind == 'scratch':
+                pass  # the runtime's own, zeroed before every step
             elif name == 'block_table':
                 k.bind(name, ref.block_table, prefix_rows=True)
             elif name == 'tokens':
                 k.bind(name, torch.zeros(shape, dtype=dtype, device=ref.device))
             else:
                 k.bind(name, torch.empty(shape, dtype=dtype, device=ref.device))
-        self._steps[batch] = k
+        self._steps[key] = k
         return k
 
     def reserve(self, length, rows=None):
@@ -318,7 +332,7 @@ class MegaModel:
 
 
 def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=None,
-            scheduler_ctas=4, trace=False):
+            scheduler_ctas=4, trace=False, separate_merge=False):
     """A MegaModel for `config` (a Hugging Face config dict or the path of a
     config.json) and `weights` (a state dict of bf16 CUDA tensors with Hugging
     Face names, or the path of a .safetensors file).
@@ -329,7 +343,10 @@ def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=N
     pages beyond max_seq are cut to the next power of two >= max_seq); a row
     takes pages as it grows, and gives them back when `prefill` refills it.
     page_size=None: one page of max_seq (rounded up to a power of two) per
-    row, each row's cache contiguous."""
+    row, each row's cache contiguous. Where attention splits a row's
+    sequence into chunks, the last chunk of each KV head to end merges them;
+    separate_merge=True merges them in tasks of their own after attention
+    (the earlier plan, kept to compare)."""
     if isinstance(config, (str, os.PathLike)):
         with open(config) as f:
             config = json.load(f)
@@ -337,4 +354,4 @@ def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=N
         from safetensors.torch import load_file
         weights = load_file(str(weights), device='cuda')
     return MegaModel(config, weights, max_batch, max_seq, page_size, kv_pages, scheduler_ctas,
-                     trace)
+                     trace, separate_merge)

@@ -25,6 +25,9 @@ struct LaunchOptions {
   /// Dynamic shared memory per CTA: enough that only one CTA fits on an SM;
   /// the decode tasks use it all (tawa::mega::kTaskSmemBytes).
   uint32_t sharedBytes = 224 * 1024;
+  /// Bytes of task scratch (counters the tasks keep among themselves),
+  /// zeroed with the rest of the state before every step; scratch().
+  size_t scratchBytes = 0;
 };
 
 class MegaLauncher {
@@ -134,6 +137,9 @@ public:
   uint32_t grid() const { return grid_; }
   uint32_t numSchedulers() const { return options_.schedulerCtas * kMegaWarps; }
   size_t stateBytes() const { return stateBytes_; }
+  /// The task scratch (LaunchOptions::scratchBytes, 16-byte aligned), null
+  /// when none was asked.
+  void *scratch() const { return at<void>(at_.scratch); }
 
 private:
   static bool ok(cudaError_t e, std::string &error) {
@@ -166,6 +172,8 @@ private:
     at_.workerSms = place(grid_ * 4);
     at_.stepNs = place(2 * 8);
     at_.words = place(4 * 4); // overArrivals, abort, reportCount
+    at_.scratch =
+        options_.scratchBytes ? place(options_.scratchBytes) : kAbsent;
   }
 
   template <typename T> T *at(size_t offset) const {
@@ -197,7 +205,7 @@ private:
   static constexpr size_t kAbsent = ~size_t(0);
   struct Offsets {
     size_t trace, reports, arrivals, workerTails, workerSlots, schedulerTails,
-        schedulerSlots, dispatches, workerSms, stepNs, words;
+        schedulerSlots, dispatches, workerSms, stepNs, words, scratch;
   };
 
   TablesHeader header_{};

@@ -10,14 +10,15 @@
 // (up to kAttnBlock positions, 64 KB of keys): the lanes of warp 0 bulk-copy
 // the block's key rows and value rows into shared memory, a lane per page the
 // block touches (the keys and the values each completing on their own
-// mbarrier), so the block's loads are in flight at once; then scores into shared memory (D / 8
-// lanes per position, 16 bytes of its key row each), an online softmax per
-// head across blocks, and P·V with the same lanes reading the value rows, each
-// lane group summing its own positions; the groups' partial outputs are added
-// at the end. Float throughout; the output is rounded to bf16, or kept in
-// float with its log-sum-exp when the sequence is split into chunks and a
-// merge task combines them.
+// mbarrier), so the block's loads are in flight at once; then scores into
+// shared memory (D / 8 lanes per position, 16 bytes of its key row each), an
+// online softmax per head across blocks, and P·V with the same lanes reading
+// the value rows, each lane group summing its own positions; the groups'
+// partial outputs are added at the end. Float throughout; the output is rounded
+// to bf16, or kept in float with its log-sum-exp when the sequence is split
+// into chunks and a merge task combines them.
 #pragma once
+#include "tawa/device/mega/sync.cuh"
 #include "tawa/device/mega/tasks/common.cuh"
 #include "tawa/device/mma.cuh"
 #include "tawa/device/sync.cuh"
@@ -117,9 +118,8 @@ __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
     const int page = attnFirstPage(p, tile % p.chunks) + lane;
     const int32_t pool =
         page < p.pagesPerRow
-            ? bufferAt<const int32_t>(buffers, p.blockTable)[size_t(b) *
-                                                                 p.pagesPerRow +
-                                                             page]
+            ? bufferAt<const int32_t>(
+                  buffers, p.blockTable)[size_t(b) * p.pagesPerRow + page]
             : 0;
     if (lane == 0)
       t.pos = pos;
@@ -262,7 +262,8 @@ template <int G> struct AttnChunk {
     __syncwarp(); // the expected bytes are set before any copy completes
     const int lp = (blk >> shift) + lane;
     if (rows > 0 && lp <= (blk + rows - 1) >> shift) {
-      const int a = max(blk, lp << shift), e = min(blk + rows, (lp + 1) << shift);
+      const int a = max(blk, lp << shift),
+                e = min(blk + rows, (lp + 1) << shift);
       const size_t src = rowOffset(a);
       const uint32_t bytes = uint32_t((e - a) * D * 2);
       // Cache rows are read once per step (first out of L2).
@@ -296,6 +297,86 @@ template <typename F> __device__ void withGroup(int group, F &&f) {
   default:
     return f(std::integral_constant<int, 8>());
   }
+}
+
+/// The whole CTA: pair (b, h)'s output, out = Σ_c exp(lse_c - m) o_c /
+/// Σ_c exp(lse_c - m) over its C chunks' partial outputs (float [C][G][D])
+/// and log-sum-exps ([C][G]). It is on the chain between attention and the O
+/// projection and runs from a cold instruction cache, so it is kept short:
+/// warp w weighs the chunks of heads w, w + warps, ... (a lane per chunk),
+/// then each thread combines four consecutive output elements, the chunks'
+/// loads independent. Uses the first C × G floats of the task shared memory.
+__device__ inline void mergeAttentionChunks(const float *partOut,
+                                            const float *partLse, bf16 *out,
+                                            int G, int D, int C,
+                                            uint32_t pair) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const size_t part0 = size_t(pair) * C;
+  const float *lse = partLse + part0 * G;
+  const float *po = partOut + part0 * G * D;
+  out += size_t(pair) * G * D;
+  float *weight = reinterpret_cast<float *>(taskSmem()); // [C][G]
+  // Rolled loops: a lane's chunks are one iteration up to 32 chunks.
+#pragma unroll 1
+  for (int g = warp; g < G; g += kTaskWarps) {
+    float m = -INFINITY;
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32)
+      m = fmaxf(m, lse[c * G + g]);
+    m = warpMax(m);
+    float den = 0.f;
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32) {
+      const float l = lse[c * G + g];
+      const float e = l == -INFINITY ? 0.f : __expf(l - m);
+      weight[c * G + g] = e;
+      den += e;
+    }
+    den = warpSum(den);
+    const float inv = den > 0.f ? __frcp_rn(den) : 0.f;
+    __syncwarp();
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32)
+      weight[c * G + g] *= inv;
+  }
+  __syncthreads();
+#pragma unroll 1
+  for (int i = 4 * threadIdx.x; i < G * D; i += 4 * kTaskThreads) {
+    const int g = i / D;
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+    for (int c = 0; c < C; ++c) {
+      const float w = weight[c * G + g];
+      const float4 v = *reinterpret_cast<const float4 *>(po + c * G * D + i);
+      o.x = fmaf(w, v.x, o.x), o.y = fmaf(w, v.y, o.y);
+      o.z = fmaf(w, v.z, o.z), o.w = fmaf(w, v.w, o.w);
+    }
+    __nv_bfloat162 lo = __floats2bfloat162_rn(o.x, o.y);
+    __nv_bfloat162 hi = __floats2bfloat162_rn(o.z, o.w);
+    uint2 packed;
+    packed.x = *reinterpret_cast<uint32_t *>(&lo);
+    packed.y = *reinterpret_cast<uint32_t *>(&hi);
+    *reinterpret_cast<uint2 *>(out + i) = packed;
+  }
+}
+
+/// The whole CTA, after a chunk of pair (b, h) stored its partial output, in
+/// plans without a merge task: counts the chunk in counters[pair]; the
+/// chunk that completes the count merges the pair. The count's add releases
+/// this CTA's partial (stored before the barrier) and acquires the chunks
+/// counted before it, whose partials the merge then reads.
+__device__ inline void mergeIfLastChunk(const DecodeAttentionParams &p,
+                                        void *const *buffers, uint32_t pair) {
+  __syncthreads();
+  bool last = false;
+  if (threadIdx.x == 0)
+    last = fetchAddAcqRel(bufferAt<uint32_t>(buffers, p.counters) + pair, 1u) ==
+           uint32_t(p.chunks - 1);
+  if (__syncthreads_or(last))
+    mergeAttentionChunks(bufferAt<const float>(buffers, p.partOut),
+                         bufferAt<const float>(buffers, p.partLse),
+                         bufferAt<bf16>(buffers, p.out), p.group, p.headDim,
+                         p.chunks, pair);
 }
 
 /// DC: the head dimension when it is known at compile time (128, every
@@ -578,9 +659,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       }
       mbarrierWait(&tb.kv[2 * buf + 1], par);
       const int mat = lane / 8;
-      const uint32_t vAddr = static_cast<uint32_t>(__cvta_generic_to_shared(
-          vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D + (mat & 1 ? 8 : 0) +
-          warp * kMT * 16));
+      const uint32_t vAddr = static_cast<uint32_t>(
+          __cvta_generic_to_shared(vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D +
+                                   (mat & 1 ? 8 : 0) + warp * kMT * 16));
       const float *pr = scores + fg * blockLen + 2 * ft;
       for (int kk = 0; kk * 16 < n; ++kk) {
         const int s = kk * 16 + 2 * ft;
@@ -686,6 +767,8 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
             l > 0.f ? runMax[g] + __logf(l) : -INFINITY;
     }
   }
+  if (p.chunks > 1 && p.counters != tawa::mega::kNoBuffer)
+    mergeIfLastChunk(p, buffers, uint32_t(b * p.kvHeads + h));
 }
 
 /// `prefetched`: decodeAttentionPrefetch ran for this tile, and nothing ran
@@ -723,63 +806,13 @@ __device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
   return true;
 }
 
-/// Tile (b, h): out = Σ_c exp(lse_c - m) o_c / Σ_c exp(lse_c - m). It is on
-/// the chain between attention and the O projection and runs once per layer
-/// on a worker, from a cold instruction cache, so it is kept short: warp w
-/// weighs the chunks of heads w, w + warps, ... (a lane per chunk), then each
-/// thread combines four consecutive output elements, the chunks' loads
-/// independent.
+/// Tile (b, h) of a merge task (plans with a separate merge).
 __device__ inline void attentionMergeTask(const AttentionMergeParams &p,
                                           void *const *buffers, uint32_t tile) {
-  const int G = p.group, D = p.headDim, C = p.chunks;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const size_t part0 = size_t(tile) * C;
-  const float *lse = bufferAt<const float>(buffers, p.partLse) + part0 * G;
-  const float *po = bufferAt<const float>(buffers, p.partOut) + part0 * G * D;
-  bf16 *out = bufferAt<bf16>(buffers, p.out) + size_t(tile) * G * D;
-  float *weight = reinterpret_cast<float *>(taskSmem()); // [C][G]
-  // Rolled loops: a lane's chunks are one iteration up to 32 chunks.
-#pragma unroll 1
-  for (int g = warp; g < G; g += kTaskWarps) {
-    float m = -INFINITY;
-#pragma unroll 1
-    for (int c = lane; c < C; c += 32)
-      m = fmaxf(m, lse[c * G + g]);
-    m = warpMax(m);
-    float den = 0.f;
-#pragma unroll 1
-    for (int c = lane; c < C; c += 32) {
-      const float l = lse[c * G + g];
-      const float e = l == -INFINITY ? 0.f : __expf(l - m);
-      weight[c * G + g] = e;
-      den += e;
-    }
-    den = warpSum(den);
-    const float inv = den > 0.f ? __frcp_rn(den) : 0.f;
-    __syncwarp();
-#pragma unroll 1
-    for (int c = lane; c < C; c += 32)
-      weight[c * G + g] *= inv;
-  }
-  __syncthreads();
-#pragma unroll 1
-  for (int i = 4 * threadIdx.x; i < G * D; i += 4 * kTaskThreads) {
-    const int g = i / D;
-    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-    for (int c = 0; c < C; ++c) {
-      const float w = weight[c * G + g];
-      const float4 v = *reinterpret_cast<const float4 *>(po + c * G * D + i);
-      o.x = fmaf(w, v.x, o.x), o.y = fmaf(w, v.y, o.y);
-      o.z = fmaf(w, v.z, o.z), o.w = fmaf(w, v.w, o.w);
-    }
-    __nv_bfloat162 lo = __floats2bfloat162_rn(o.x, o.y);
-    __nv_bfloat162 hi = __floats2bfloat162_rn(o.z, o.w);
-    uint2 packed;
-    packed.x = *reinterpret_cast<uint32_t *>(&lo);
-    packed.y = *reinterpret_cast<uint32_t *>(&hi);
-    *reinterpret_cast<uint2 *>(out + i) = packed;
-  }
+  mergeAttentionChunks(bufferAt<const float>(buffers, p.partOut),
+                       bufferAt<const float>(buffers, p.partLse),
+                       bufferAt<bf16>(buffers, p.out), p.group, p.headDim,
+                       p.chunks, tile);
 }
 
 } // namespace tawa::device::mega
