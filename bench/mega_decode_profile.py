@@ -103,6 +103,8 @@ def main():
     ap.add_argument('--layers', type=int, default=None, help='fewer layers than the model')
     ap.add_argument('--png', default=None)
     ap.add_argument('--csv', default=None)
+    ap.add_argument('--separate-merge', action='store_true',
+                    help='the plan with a merge task after attention')
     args = ap.parse_args()
     cfg = dict(MODELS[args.model])
     if args.layers:
@@ -110,7 +112,7 @@ def main():
     shape = ModelShape.from_config(cfg)
     weights = random_state_dict(cfg, seed=1)
     model = tawa.mega.compile(cfg, weights, max_batch=args.batch, max_seq=args.context,
-                              trace=True)
+                              trace=True, separate_merge=args.separate_merge)
     model.reserve(args.context)  # every row's pages, taken in turns
     k = model.step_kernel(args.batch)
     k['positions'].fill_(args.context - 1)
