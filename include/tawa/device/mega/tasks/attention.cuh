@@ -302,40 +302,57 @@ template <typename F> __device__ void withGroup(int group, F &&f) {
 /// The whole CTA: pair (b, h)'s output, out = Σ_c exp(lse_c - m) o_c /
 /// Σ_c exp(lse_c - m) over its C chunks' partial outputs (float [C][G][D])
 /// and log-sum-exps ([C][G]). It is on the chain between attention and the O
-/// projection, so it is one round trip to L2: each thread combines four
-/// consecutive output elements of one head, loading every chunk's
-/// log-sum-exp and partial for them at once (unrolled, independent) and
-/// keeping a running maximum (an empty chunk, lse -inf, weighs nothing).
+/// projection and runs from a cold instruction cache, so it is kept short:
+/// warp w weighs the chunks of heads w, w + warps, ... (a lane per chunk),
+/// then each thread combines four consecutive output elements, the chunks'
+/// loads independent. Uses the first C × G floats of the task shared memory.
 __device__ inline void mergeAttentionChunks(const float *partOut,
                                             const float *partLse, bf16 *out,
                                             int G, int D, int C,
                                             uint32_t pair) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t part0 = size_t(pair) * C;
   const float *lse = partLse + part0 * G;
   const float *po = partOut + part0 * G * D;
   out += size_t(pair) * G * D;
+  float *weight = reinterpret_cast<float *>(taskSmem()); // [C][G]
+  // Rolled loops: a lane's chunks are one iteration up to 32 chunks.
+#pragma unroll 1
+  for (int g = warp; g < G; g += kTaskWarps) {
+    float m = -INFINITY;
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32)
+      m = fmaxf(m, lse[c * G + g]);
+    m = warpMax(m);
+    float den = 0.f;
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32) {
+      const float l = lse[c * G + g];
+      const float e = l == -INFINITY ? 0.f : __expf(l - m);
+      weight[c * G + g] = e;
+      den += e;
+    }
+    den = warpSum(den);
+    const float inv = den > 0.f ? __frcp_rn(den) : 0.f;
+    __syncwarp();
+#pragma unroll 1
+    for (int c = lane; c < C; c += 32)
+      weight[c * G + g] *= inv;
+  }
+  __syncthreads();
 #pragma unroll 1
   for (int i = 4 * threadIdx.x; i < G * D; i += 4 * kTaskThreads) {
     const int g = i / D;
-    float m = -INFINITY, den = 0.f;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 8
     for (int c = 0; c < C; ++c) {
-      const float l = lse[c * G + g];
-      const float4 v =
-          *reinterpret_cast<const float4 *>(po + size_t(c) * G * D + i);
-      const float mn = fmaxf(m, l);
-      // Selects, not branches, so the unrolled loads issue together.
-      const float s = mn == -INFINITY ? 1.f : __expf(m - mn);
-      const float w = l == -INFINITY ? 0.f : __expf(l - mn);
-      o.x = fmaf(w, v.x, o.x * s), o.y = fmaf(w, v.y, o.y * s);
-      o.z = fmaf(w, v.z, o.z * s), o.w = fmaf(w, v.w, o.w * s);
-      den = fmaf(den, s, w);
-      m = mn;
+      const float w = weight[c * G + g];
+      const float4 v = *reinterpret_cast<const float4 *>(po + c * G * D + i);
+      o.x = fmaf(w, v.x, o.x), o.y = fmaf(w, v.y, o.y);
+      o.z = fmaf(w, v.z, o.z), o.w = fmaf(w, v.w, o.w);
     }
-    const float inv = den > 0.f ? __frcp_rn(den) : 0.f;
-    __nv_bfloat162 lo = __floats2bfloat162_rn(o.x * inv, o.y * inv);
-    __nv_bfloat162 hi = __floats2bfloat162_rn(o.z * inv, o.w * inv);
+    __nv_bfloat162 lo = __floats2bfloat162_rn(o.x, o.y);
+    __nv_bfloat162 hi = __floats2bfloat162_rn(o.z, o.w);
     uint2 packed;
     packed.x = *reinterpret_cast<uint32_t *>(&lo);
     packed.y = *reinterpret_cast<uint32_t *>(&hi);
