@@ -82,13 +82,67 @@ struct tawa_mega_decoder {
   StagedTask *stagedDev = nullptr;
   std::string summary;
   int clockKHz = 0;
+  /// The step (state memset, cooperative launch) as a CUDA graph, captured
+  /// on first use for a watchdog bound (`graphCycles`): launching the graph
+  /// costs the host a few microseconds where the memset and the cooperative
+  /// launch cost tens. `graphFailed`: capture was refused; launch directly.
+  cudaGraphExec_t stepGraph = nullptr;
+  uint64_t graphCycles = 0;
+  bool graphFailed = false;
+  cudaStream_t captureStream = nullptr;
 
   ~tawa_mega_decoder() {
+    if (stepGraph)
+      cudaGraphExecDestroy(stepGraph);
+    if (captureStream)
+      cudaStreamDestroy(captureStream);
     cudaFree(paramsDev);
     cudaFree(pointersDev);
     cudaFree(stagedDev);
   }
 };
+
+namespace {
+
+/// One step on `stream`: the state's memset, then the kernel.
+bool launchStep(tawa_mega_decoder *d, cudaStream_t stream, uint64_t cycles,
+                std::string &error) {
+  DecodeTasks fn{d->paramsDev, d->pointersDev, d->stagedDev};
+  return d->launcher.clear(stream, error) &&
+         d->launcher.launch(fn, cycles, stream, error);
+}
+
+/// Captures the step into d->stepGraph (on a stream of its own, so that the
+/// caller's stream is untouched); false when the driver refuses.
+bool captureStep(tawa_mega_decoder *d, uint64_t cycles) {
+  if (d->stepGraph) {
+    cudaGraphExecDestroy(d->stepGraph);
+    d->stepGraph = nullptr;
+  }
+  if (!d->captureStream &&
+      cudaStreamCreateWithFlags(&d->captureStream, cudaStreamNonBlocking) !=
+          cudaSuccess)
+    return false;
+  if (cudaStreamBeginCapture(d->captureStream,
+                             cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+    return false;
+  std::string error;
+  const bool recorded = launchStep(d, d->captureStream, cycles, error);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(d->captureStream, &graph);
+  bool ok = recorded && ended == cudaSuccess && graph &&
+            cudaGraphInstantiate(&d->stepGraph, graph, 0) == cudaSuccess;
+  if (graph)
+    cudaGraphDestroy(graph);
+  if (!ok) {
+    d->stepGraph = nullptr;
+    cudaGetLastError(); // a refused capture leaves no sticky error
+  }
+  d->graphCycles = cycles;
+  return ok;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -290,12 +344,22 @@ int tawa_mega_step(tawa_mega_decoder *d, void *streamPtr, double watchdogMs) {
     d->pointersDirty = false;
   }
   std::string error;
-  if (!d->launcher.clear(stream, error))
-    return failWith(error);
   const double ms = watchdogMs > 0 ? watchdogMs : 2000.0;
   const uint64_t cycles = static_cast<uint64_t>(ms * d->clockKHz);
-  DecodeTasks fn{d->paramsDev, d->pointersDev, d->stagedDev};
-  if (!d->launcher.launch(fn, cycles, stream, error))
+  // A stream being captured by the caller gets the memset and the kernel
+  // themselves (a graph node of ours would not be part of their capture).
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (!cudaOk(cudaStreamIsCapturing(stream, &capturing), "the stream"))
+    return 1;
+  if (capturing == cudaStreamCaptureStatusNone && !d->graphFailed) {
+    if ((!d->stepGraph || d->graphCycles != cycles) && !captureStep(d, cycles))
+      d->graphFailed = true; // from now on launched directly
+    else
+      return cudaOk(cudaGraphLaunch(d->stepGraph, stream), "launching the step")
+                 ? 0
+                 : 1;
+  }
+  if (!launchStep(d, stream, cycles, error))
     return failWith(error);
   return 0;
 }
