@@ -31,8 +31,12 @@ def load(path):
     return ops
 
 
-def chain(ops):
-    """Rows (name, [(start, end, duration) per layer]) in µs from each layer's t0."""
+def chain(ops, chunks=None):
+    """Rows (name, [(start, end, duration) per layer]) in µs from each layer's t0.
+    `chunks`: attention tasks per (row, KV head); by default the attention
+    tasks per merge task, and one row for all attention tasks in a plan
+    without merge tasks (the last chunk merges: the trace does not say how
+    many chunks there are)."""
     layers = sorted((op.split('.', 1)[0] for op in ops if op.endswith('.attention')),
                     key=lambda name: int(name[1:]))
     if not layers:
@@ -43,14 +47,15 @@ def chain(ops):
         merge, o = ops.get(layer + '.attn_merge', []), ops.get(layer + '.o_proj')
         if not qkv or not o:
             raise SystemExit(f'mega_chain: layer {layer} lacks its qkv or o_proj operator')
-        chunks = len(att) // len(merge) if merge else 1
+        n = chunks or (len(att) // len(merge) if merge else None)
         t0 = max(e for _, _, e in qkv)
 
         def us(ns):
             return (ns - t0) / 1e3
 
         for i, (_, s, e) in enumerate(att):
-            rows.setdefault(f'attention chunk {i % chunks}', []).append((us(s), us(e), (e - s) / 1e3))
+            name = f'attention chunk {i % n}' if n else 'attention'
+            rows.setdefault(name, []).append((us(s), us(e), (e - s) / 1e3))
         for _, s, e in merge:
             rows.setdefault('merge', []).append((us(s), us(e), (e - s) / 1e3))
         rows.setdefault('o_proj first start', []).append((us(min(s for _, s, _ in o)),) * 2 + (0.0,))
@@ -61,8 +66,13 @@ def chain(ops):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('csv', help='the trace CSV of bench/mega_decode_profile.py --csv')
+    ap.add_argument('--chunks', type=int, default=None,
+                    help='attention tasks per (row, KV head) (default: per merge task, or one '
+                         'row for all attention tasks when the plan has no merge task)')
     args = ap.parse_args()
-    n, rows = chain(load(args.csv))
+    if args.chunks is not None and args.chunks < 1:
+        ap.error('--chunks must be at least 1')
+    n, rows = chain(load(args.csv), args.chunks)
     print(f'{n} layers; µs from the end of the layer\'s last QKV tile, mean (max)')
     print(f'{"":20s} {"start":>15s} {"end":>15s} {"task":>15s}')
     for name, values in rows.items():
