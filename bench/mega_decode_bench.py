@@ -124,18 +124,8 @@ def step_bytes(shape, batch, context):
 
 
 def time_steps(fn, steps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3)  # us
-    return statistics.median(times)
+    """Median CUDA-event time of one waited-for call of `fn`, us."""
+    return time_queued(fn, steps, queue=1)
 
 
 def time_compiled_in_process(name, batch, context, steps):
