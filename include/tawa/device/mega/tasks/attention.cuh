@@ -16,7 +16,8 @@
 // the value rows, each lane group summing its own positions; the groups'
 // partial outputs are added at the end. Float throughout; the output is rounded
 // to bf16, or kept in float with its log-sum-exp when the sequence is split
-// into chunks and a merge task combines them.
+// into chunks, which the last chunk of the (row, KV head) to end merges
+// (mergeIfLastChunk), or a merge task in plans that have one.
 #pragma once
 #include "tawa/device/mega/sync.cuh"
 #include "tawa/device/mega/tasks/common.cuh"
