@@ -5,7 +5,8 @@
 # reference, runs compute-sanitizer (memcheck, racecheck, synccheck) on the
 # kernel of two tiny configs and of the Qwen3-0.6B shape with 2 layers
 # (memcheck, racecheck; gpu/mega/test_mega_decode_sanitize.cu),
-# then the latency benchmark. Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
+# then the latency benchmark (JSON, table and plot: bench/plot_mega_decode.py).
+# Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
 # Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -70,6 +71,9 @@ if [ "${MEGA_ONLY:-}" != test ]; then
   echo "== decode latency"
   timeout 500 python3 "$root/bench/mega_decode_bench.py" --json "$out/mega-decode-bench.json" \
     ${MEGA_BENCH_ARGS:-} || status=1
+  # The table and the plot (times over the bandwidth floor) from the JSON.
+  python3 "$root/bench/plot_mega_decode.py" "$out/mega-decode-bench.json" \
+    --png "$out/mega-decode.png" || status=1
   # Where the time goes: per-operator table and per-SM timeline (picture).
   for b in 1 16; do
     echo "== profile 8b batch $b context 512"
