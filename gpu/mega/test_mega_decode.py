@@ -24,12 +24,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import torch  # noqa: E402
 
 import tawa.mega  # noqa: E402
-from tawa.mega.reference import ReferenceDecoder, random_state_dict  # noqa: E402
+from tawa.mega.reference import ModelShape, ReferenceDecoder, random_state_dict  # noqa: E402
 
 QWEN3_0_6B = dict(model_type='qwen3', hidden_size=1024, num_hidden_layers=28,
                   num_attention_heads=16, num_key_value_heads=8, head_dim=128,
                   intermediate_size=3072, vocab_size=151936, tie_word_embeddings=True,
                   rope_theta=1e6, rms_norm_eps=1e-6)
+QWEN3_1_7B = dict(QWEN3_0_6B, hidden_size=2048, intermediate_size=6144)
 QWEN3_8B = dict(QWEN3_0_6B, hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
                 intermediate_size=12288, tie_word_embeddings=False)
 TINY = {
@@ -54,7 +55,15 @@ CASES = {
     'qwen3-0.6b-l2-b12': (dict(QWEN3_0_6B, num_hidden_layers=2), 12, 1024, (1, 900)),
     'qwen3-0.6b-l2-b16': (dict(QWEN3_0_6B, num_hidden_layers=2), 16, 1024, (1, 900)),
     'qwen3-8b-l2-b1': (dict(QWEN3_8B, num_hidden_layers=2), 1, 4096, (1, 2000)),
+    'qwen3-8b-l2-b4-long': (dict(QWEN3_8B, num_hidden_layers=2), 4, 4096, (2000, 4000)),
     'qwen3-8b-l2-b16': (dict(QWEN3_8B, num_hidden_layers=2), 16, 512, (1, 400)),
+    'qwen3-1.7b-l2-b1-long': (dict(QWEN3_1_7B, num_hidden_layers=2), 1, 4096, (2000, 4000)),
+    'qwen3-1.7b-l2-b4': (dict(QWEN3_1_7B, num_hidden_layers=2), 4, 4096, (1, 4000)),
+    'qwen3-1.7b-l2-b16': (dict(QWEN3_1_7B, num_hidden_layers=2), 16, 1024, (1, 900)),
+    # The library with every kernel variant (the others run on the one
+    # specialized for their model and batch: tawa.mega.specialization_flags).
+    'qwen3-0.6b-l2-b4-generic': (dict(QWEN3_0_6B, num_hidden_layers=2), 4, 1024, (1, 900),
+                                 dict(specialize=False)),
     # The paged cache beyond the default pages of 64 in allocation order:
     # pages of 16 from a shared pool of fewer pages than the rows could use
     # (920 < 4 x 256; the case needs at most 4 x ceil((3600 + 64) / 16)),
@@ -147,6 +156,7 @@ def run_case(name, cfg, batch, max_seq, lengths, seed, steps, generate, watchdog
               + (' shuffled' if shuffle else ''))
     print(f'{"PASS" if ok else "FAIL"} {name}: batch {batch}, max_seq {max_seq}, prompts '
           f'{min(map(len, prompts))}..{max(map(len, prompts))}, {paging}; {kernel.summary}; '
+          f'library {" ".join(f[2:] for f in model.flags) or "with every variant"}; '
           f'plan+bind '
           f'{plan_s:.2f} s; teacher-forced {steps} steps: max rel err {worst:.2e} '
           f'(tol {REL_TOL:.0e}); greedy {generate} tokens: {batch - len(diverged)}/{batch} rows '
@@ -164,8 +174,18 @@ def main():
                     help='bound on every wait inside the kernel (raise under sanitizers)')
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
-    print(f'seed {seed}; library {tawa.mega.build_library()}', flush=True)
     names = args.cases.split(',') if args.cases else (QUICK if args.quick else list(CASES))
+    # The cases' libraries, built at once (each model and batch has its own).
+    flag_sets = set()
+    for name in names:
+        cfg, batch, _, _, *options = CASES[name]
+        shape = ModelShape.from_config(cfg)
+        flag_sets.add(tuple(tawa.mega.specialization_flags(
+            shape.num_attention_heads // shape.num_key_value_heads, shape.head_dim, batch))
+            if (options[0] if options else {}).get('specialize', True) else ())
+    t0 = time.time()
+    paths = tawa.mega.build_libraries(sorted(flag_sets))
+    print(f'seed {seed}; {len(paths)} libraries in {time.time() - t0:.1f} s', flush=True)
     steps, generate = (2, 3) if args.quick else (STEPS, GENERATE)
     failed = 0
     for i, name in enumerate(names):

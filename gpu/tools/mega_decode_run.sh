@@ -17,8 +17,17 @@ export TAWA_CACHE_DIR=${TAWA_CACHE_DIR:-/tmp/tawa-cache}
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader || true
 status=0
 start=$(date +%s)
-python3 -c "import time, tawa.mega as m; t = time.time(); print('library', m.build_library(), f'{time.time() - t:.1f} s')" \
-  2>&1 || { echo "BUILD FAILED"; exit 1; }
+# The libraries, built at once: the one with every kernel variant and the
+# benchmark's, each with only its model's (tawa.mega.specialization_flags:
+# 2 q heads per KV head for 0.6B and 1.7B, 4 for 8B; batches up to 16, and
+# up to 8 for the batch-1 profile). The GPU test builds its cases' own.
+python3 -c "
+import time, tawa.mega as m
+t = time.time()
+sets = [()] + [m.specialization_flags(g, 128, b) for g, b in ((2, 16), (4, 16), (4, 1))]
+for flags, path in zip(sets, m.build_libraries(sets)):
+    print('library', ' '.join(flags) or '(every variant)', path)
+print(f'{time.time() - t:.1f} s')" 2>&1 || { echo "BUILD FAILED"; exit 1; }
 if [ "${MEGA_ONLY:-}" != bench ]; then
   echo "== device primitives: mma.sync m16n8k16, bulk copy (gpu/tests/test_mma.cu, test_bulk_copy.cu)"
   for t in test_mma test_bulk_copy; do

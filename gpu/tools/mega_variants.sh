@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A/B of compile-time variants of the decode mega-kernel in one device call:
 # for each set of flags (TAWA_MEGA_NVCC_FLAGS, one argument per variant;
-# "" is the default build; they reach nvcc, i.e. the kernel, not the host
+# "" is the build with every kernel variant, not the one tawa.mega.compile
+# builds by default, which has specialization_flags; they reach nvcc, i.e.
+# the kernel, not the host
 # planner) builds the library (all variants at once), then times decode
 # steps (bench/mega_decode_bench.py with MEGA_BENCH_ARGS) for every variant
 # in turn, MEGA_ROUNDS times (default 1), and prints the 8B profile table of

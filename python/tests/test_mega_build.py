@@ -3,6 +3,7 @@ the package imports without PyTorch, the planner and the decode kernel
 compile with g++ and nvcc into libtawa_mega.so, a second call finds it in the
 cache, and its C API loads and reports a clean error where there is no GPU."""
 import ctypes
+import json
 import os
 import shutil
 
@@ -53,3 +54,58 @@ def test_builds_caches_and_loads(monkeypatch, tmp_path):
                                 ctypes.byref(handle)) != 0
     assert b"model_type" in lib.tawa_mega_last_error()
     assert not handle.value
+
+
+def test_specialization_flags():
+    flags = tawa.mega.specialization_flags
+    assert flags(4, 128, 16) == ["-DTAWA_MEGA_ATTN_GROUPS=4", "-DTAWA_MEGA_ATTN_ANY_HEAD_DIM=0",
+                                 "-DTAWA_MEGA_LINEAR_MAX_ROWS=16"]
+    assert flags(1, 64, 1) == ["-DTAWA_MEGA_ATTN_GROUPS=1", "-DTAWA_MEGA_ATTN_ANY_HEAD_DIM=1",
+                               "-DTAWA_MEGA_LINEAR_MAX_ROWS=8"]
+    assert flags(8, 128, 33)[0::2] == ["-DTAWA_MEGA_ATTN_GROUPS=8",
+                                       "-DTAWA_MEGA_LINEAR_MAX_ROWS=64"]
+    assert flags(2, 128, 4096)[2] == "-DTAWA_MEGA_LINEAR_MAX_ROWS=64"
+    # No variant for 3 q heads per KV head: every group stays (the planner
+    # refuses the model with its own message).
+    assert flags(3, 128, 1)[0] == "-DTAWA_MEGA_ATTN_GROUPS=15"
+
+
+def _create(lib, config, batch):
+    lib.tawa_mega_last_error.restype = ctypes.c_char_p
+    lib.tawa_mega_create.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                                     ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                     ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
+    handle = ctypes.c_void_p()
+    rc = lib.tawa_mega_create(json.dumps(config).encode(), batch, 512, 64, 0, 4, 0,
+                              ctypes.byref(handle))
+    assert not handle.value
+    return rc, lib.tawa_mega_last_error().decode()
+
+
+@needs_nvcc
+def test_specialized_build_refuses_other_models(monkeypatch, tmp_path):
+    """A library built for Qwen3-8B's attention (4 q heads per KV head, head
+    dimension 128) and batches up to 16 refuses other models and larger
+    batches before any CUDA call, naming what it was built for."""
+    monkeypatch.delenv("TAWA_MEGA_LIB", raising=False)
+    monkeypatch.delenv("TAWA_SOURCE_DIR", raising=False)
+    monkeypatch.delenv("TAWA_MEGA_NVCC_FLAGS", raising=False)
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    flags = tawa.mega.specialization_flags(4, 128, 16)
+    path = build.build_library(flags=flags)
+    assert os.path.isfile(path)
+    lib = ctypes.CDLL(path)
+    qwen3_8b = dict(model_type="qwen3", hidden_size=4096, num_hidden_layers=2,
+                    num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                    intermediate_size=12288, vocab_size=1000, tie_word_embeddings=False,
+                    rope_theta=1e6, rms_norm_eps=1e-6)
+    rc, err = _create(lib, dict(qwen3_8b, num_attention_heads=16), 1)  # 2 per KV head
+    assert rc != 0 and "no attention for 2 q heads per KV head" in err
+    rc, err = _create(lib, dict(qwen3_8b, head_dim=64), 1)
+    assert rc != 0 and "head dimension 64" in err
+    rc, err = _create(lib, qwen3_8b, 17)
+    assert rc != 0 and "tiles of up to 16 rows" in err and "batch 17 needs 17" in err
+    # Its own model passes both checks; here it then fails at the first CUDA
+    # call (no GPU), or later if there is one.
+    rc, err = _create(lib, qwen3_8b, 16)
+    assert "this build" not in err

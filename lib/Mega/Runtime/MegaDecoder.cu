@@ -158,6 +158,30 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   std::string error;
   if (!parseModelConfig(configJson, "config", d->config, error))
     return failWith(error);
+  // Before any CUDA call: a library built for one model's attention
+  // (TAWA_MEGA_ATTN_GROUPS, TAWA_MEGA_ATTN_ANY_HEAD_DIM) has no code for
+  // another's. (Group sizes no build has are refused by the binder.)
+  const int64_t group =
+      d->config.numKvHeads > 0 ? d->config.numHeads / d->config.numKvHeads : 0;
+  if ((group == 1 || group == 2 || group == 4 || group == 8) &&
+      !attentionCompiled(int(group), int(d->config.headDim)))
+    return failWith(
+        "this build of the mega-kernel library has no attention for " +
+        std::to_string(group) + " q heads per KV head and head dimension " +
+        std::to_string(d->config.headDim) + " (compiled: groups mask " +
+        std::to_string(TAWA_MEGA_ATTN_GROUPS) + ", any head dimension " +
+        std::to_string(TAWA_MEGA_ATTN_ANY_HEAD_DIM) +
+        "); build it without -DTAWA_MEGA_ATTN_GROUPS / "
+        "-DTAWA_MEGA_ATTN_ANY_HEAD_DIM, or for this model");
+  if (std::min<int64_t>(int64_t(batch), kMaxTileRows) >
+      TAWA_MEGA_LINEAR_MAX_ROWS)
+    return failWith(
+        "this build of the mega-kernel library has linear "
+        "products for tiles of up to " +
+        std::to_string(TAWA_MEGA_LINEAR_MAX_ROWS) +
+        " rows (TAWA_MEGA_LINEAR_MAX_ROWS); batch " +
+        std::to_string(int64_t(batch)) + " needs " +
+        std::to_string(std::min<int64_t>(int64_t(batch), kMaxTileRows)));
   int device = 0, sms = 0;
   if (!cudaOk(cudaGetDevice(&device), "cudaGetDevice") ||
       !cudaOk(

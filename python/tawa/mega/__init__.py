@@ -12,6 +12,8 @@ import importlib
 _EXPORTS = {
     'MegaError': 'build',
     'build_library': 'build',
+    'build_libraries': 'build',
+    'specialization_flags': 'build',
     'MegaModel': 'decoder',
     'StepKernel': 'decoder',
     'compile': 'decoder',

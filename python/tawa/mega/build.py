@@ -56,17 +56,34 @@ def _nvcc():
     return 'nvcc'
 
 
-def build_library(verbose=False):
+def specialization_flags(group, head_dim, max_batch):
+    """The nvcc flags of a library with only the kernel variants one model
+    needs (include/tawa/device/mega/config.cuh): attention for `group` q heads
+    per KV head and `head_dim` (the head-dimension-generic path only when it
+    is not 128), linear products for tiles of up to `max_batch` rows (rounded
+    up to 8, 16, 32 or 64). The kernel of every variant is about 720 KB of
+    machine code, one model's about 200 KB, and its decode step runs 1.5-4 %
+    faster (run 223, docs/PERFORMANCE.md)."""
+    # Bit log2(G) of the mask; a group the kernel has no variant for keeps
+    # them all (the planner then refuses the model with its own message).
+    mask = 1 << (group.bit_length() - 1) if group in (1, 2, 4, 8) else 0xF
+    rows = next(r for r in (8, 16, 32, 64) if r >= min(max(int(max_batch), 1), 64))
+    return [f'-DTAWA_MEGA_ATTN_GROUPS={mask}',
+            f'-DTAWA_MEGA_ATTN_ANY_HEAD_DIM={0 if head_dim == 128 else 1}',
+            f'-DTAWA_MEGA_LINEAR_MAX_ROWS={rows}']
+
+
+def build_library(verbose=False, flags=()):
     """The path of libtawa_mega.so, built if this source version and these
-    flags ($TAWA_MEGA_NVCC_FLAGS, e.g. -DTAWA_MEGA_WARPS=8) have none yet.
-    $TAWA_MEGA_LIB overrides it; $TAWA_CACHE_DIR (default ~/.cache/tawa) is
-    where it is kept."""
+    flags (`flags`, e.g. specialization_flags(...), then $TAWA_MEGA_NVCC_FLAGS,
+    e.g. -DTAWA_MEGA_WARPS=8) have none yet. $TAWA_MEGA_LIB overrides it;
+    $TAWA_CACHE_DIR (default ~/.cache/tawa) is where it is kept."""
     env_lib = os.environ.get('TAWA_MEGA_LIB')
     if env_lib:
         return env_lib
     root, includes = source_roots()
     cpp, cu, headers = _sources(root, includes)
-    extra = os.environ.get('TAWA_MEGA_NVCC_FLAGS', '').split()
+    extra = list(flags) + os.environ.get('TAWA_MEGA_NVCC_FLAGS', '').split()
     digest = hashlib.sha256(' '.join(extra).encode())
     for path in cpp + [cu] + headers:
         digest.update(os.path.basename(path).encode())
@@ -106,3 +123,11 @@ def build_library(verbose=False):
              f'-L{cuda_lib}', f'-Xlinker=-rpath,{cuda_lib}'])
         os.replace(tmp_lib, lib)
     return lib
+
+
+def build_libraries(flag_sets, verbose=False):
+    """build_library for each of `flag_sets` at once (each build is mostly
+    one single-threaded nvcc); returns their paths in order."""
+    flag_sets = [tuple(f) for f in flag_sets]
+    with ThreadPoolExecutor(max_workers=max(1, len(flag_sets))) as pool:
+        return list(pool.map(lambda f: build_library(verbose, f), flag_sets))

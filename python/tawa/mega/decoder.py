@@ -20,20 +20,24 @@ import os
 
 import torch
 
-from .build import MegaError, build_library
+from .build import MegaError, build_library, specialization_flags
 from .reference import ModelShape, ReferenceDecoder
 
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
 _KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output', 5: 'staged',
           6: 'scratch'}
 _TRACE, _SEPARATE_MERGE = 1, 2  # tawa_mega_create flags (tawa_mega.h)
-_lib = None
+_libs = {}  # nvcc flags (a tuple) -> the loaded library
 
 
-def _library():
-    global _lib
-    if _lib is None:
-        lib = ctypes.CDLL(build_library())
+def _library(flags=()):
+    """The library built with `flags` (build.specialization_flags; () is the
+    build with every kernel variant), loaded once per process. Each is its own
+    copy of the C API, with its own last error."""
+    flags = tuple(flags)
+    lib = _libs.get(flags)
+    if lib is None:
+        lib = ctypes.CDLL(build_library(flags=flags))
         c = ctypes
         lib.tawa_mega_last_error.restype = c.c_char_p
         lib.tawa_mega_create.argtypes = [c.c_char_p, c.c_int, c.c_int, c.c_int, c.c_int,
@@ -64,13 +68,18 @@ def _library():
         lib.tawa_mega_op_name.argtypes = [c.c_void_p, c.c_int]
         lib.tawa_mega_op_name.restype = c.c_char_p
         lib.tawa_mega_trace.argtypes = [c.c_void_p, c.POINTER(c.c_uint64)]
-        _lib = lib
-    return _lib
+        _libs[flags] = lib
+    return lib
 
 
-def _check(rc):
+def _any_library():
+    """A loaded library (they share the packing kernel), else the full build."""
+    return next(iter(_libs.values())) if _libs else _library()
+
+
+def _check(rc, lib):
     if rc != 0:
-        raise MegaError(_library().tawa_mega_last_error().decode())
+        raise MegaError(lib.tawa_mega_last_error().decode())
 
 
 def pack_weight(weight, scale=None):
@@ -94,25 +103,28 @@ def pack_weight(weight, scale=None):
     out = torch.empty(((n + 15) // 16 * 16, (k + 31) // 32 * 32), dtype=torch.bfloat16,
                       device=weight.device)
     stream = torch.cuda.current_stream(weight.device)
-    _check(_library().tawa_mega_pack_weight(
+    lib = _any_library()
+    _check(lib.tawa_mega_pack_weight(
         ctypes.c_void_p(weight.data_ptr()),
         ctypes.c_void_p(scale.data_ptr() if scale is not None else None),
-        ctypes.c_void_p(out.data_ptr()), n, k, ctypes.c_void_p(stream.cuda_stream)))
+        ctypes.c_void_p(out.data_ptr()), n, k, ctypes.c_void_p(stream.cuda_stream)), lib)
     return out
 
 
 class StepKernel:
-    """One planned decode step for a fixed batch: its buffers and its launch."""
+    """One planned decode step for a fixed batch: its buffers and its launch.
+    `flags`: the nvcc flags of the library it runs on (build.specialization_flags;
+    () the build with every kernel variant)."""
 
     def __init__(self, config_json, batch, max_seq, page_size, kv_pages, scheduler_ctas,
-                 trace=False, separate_merge=False):
-        lib = _library()
+                 trace=False, separate_merge=False, flags=()):
+        lib = self._lib = _library(flags)
         handle = ctypes.c_void_p()
         _check(lib.tawa_mega_create(config_json.encode(), batch, max_seq, page_size, kv_pages,
                                     scheduler_ctas,
                                     (_TRACE if trace else 0) |
                                     (_SEPARATE_MERGE if separate_merge else 0),
-                                    ctypes.byref(handle)))
+                                    ctypes.byref(handle)), lib)
         self._handle = handle
         self.batch = batch
         self.summary = lib.tawa_mega_summary(handle).decode()
@@ -122,7 +134,7 @@ class StepKernel:
         shape = (ctypes.c_int64 * 8)()
         for i in range(lib.tawa_mega_num_buffers(handle)):
             _check(lib.tawa_mega_buffer_info(handle, i, ctypes.byref(t), ctypes.byref(k),
-                                             ctypes.byref(nd), shape))
+                                             ctypes.byref(nd), shape), lib)
             name = lib.tawa_mega_buffer_name(handle, i).decode()
             self.buffers[name] = (i, _TYPES[t.value], _KINDS[k.value],
                                   tuple(shape[j] for j in range(nd.value)))
@@ -133,8 +145,8 @@ class StepKernel:
         self._bound = {}
 
     def __del__(self):
-        if getattr(self, '_handle', None) and _lib is not None:
-            _lib.tawa_mega_destroy(self._handle)
+        if getattr(self, '_handle', None):
+            self._lib.tawa_mega_destroy(self._handle)
 
     def bind(self, name, tensor, prefix_rows=False):
         """Binds `tensor` to buffer `name`. With prefix_rows, a tensor with more
@@ -148,7 +160,8 @@ class StepKernel:
             raise MegaError(f'buffer {name}: expected a contiguous {dtype} CUDA tensor of shape '
                             f'{shape}, got {tensor.dtype} {tuple(tensor.shape)} on '
                             f'{tensor.device}{"" if tensor.is_contiguous() else " (not contiguous)"}')
-        _check(_library().tawa_mega_bind(self._handle, index, ctypes.c_void_p(tensor.data_ptr())))
+        _check(self._lib.tawa_mega_bind(self._handle, index,
+                                        ctypes.c_void_p(tensor.data_ptr())), self._lib)
         self._bound[name] = tensor  # keeps the memory alive
 
     def __getitem__(self, name):
@@ -156,28 +169,28 @@ class StepKernel:
 
     def launch(self, stream=None, watchdog_ms=2000.0):
         stream = stream or torch.cuda.current_stream()
-        _check(_library().tawa_mega_step(self._handle, ctypes.c_void_p(stream.cuda_stream),
-                                         watchdog_ms))
+        _check(self._lib.tawa_mega_step(self._handle, ctypes.c_void_p(stream.cuda_stream),
+                                        watchdog_ms), self._lib)
 
     def check(self):
         """Raises MegaError if the last step timed out or over-arrived (syncs)."""
         torch.cuda.synchronize()
-        _check(_library().tawa_mega_check(self._handle))
+        _check(self._lib.tawa_mega_check(self._handle), self._lib)
 
     def last_step_ns(self):
         torch.cuda.synchronize()
-        return _library().tawa_mega_last_step_ns(self._handle)
+        return self._lib.tawa_mega_last_step_ns(self._handle)
 
     def trace(self):
         """The last step's timeline (needs trace=True): a list of (start_ns,
         end_ns, worker, op name or None for an empty task), by task id."""
         torch.cuda.synchronize()
-        lib = _library()
+        lib = self._lib
         n = lib.tawa_mega_num_tasks(self._handle)
         ops = (ctypes.c_int32 * n)()
         records = (ctypes.c_uint64 * (3 * n))()
-        _check(lib.tawa_mega_task_ops(self._handle, ops))
-        _check(lib.tawa_mega_trace(self._handle, records))
+        _check(lib.tawa_mega_task_ops(self._handle, ops), lib)
+        _check(lib.tawa_mega_trace(self._handle, records), lib)
         names = [lib.tawa_mega_op_name(self._handle, i).decode()
                  for i in range(lib.tawa_mega_num_ops(self._handle))]
         return [(records[3 * i], records[3 * i + 1], records[3 * i + 2],
@@ -188,7 +201,7 @@ class MegaModel:
     """A decoder LLM whose decode steps run as one persistent kernel each."""
 
     def __init__(self, config, weights, max_batch, max_seq, page_size=64, kv_pages=None,
-                 scheduler_ctas=4, trace=False, separate_merge=False):
+                 scheduler_ctas=4, trace=False, separate_merge=False, specialize=True):
         self.config = dict(config)
         self.shape = ModelShape.from_config(self.config)
         # The reference validates the weights, runs prefill and owns the KV
@@ -216,6 +229,11 @@ class MegaModel:
         self.scheduler_ctas = scheduler_ctas
         self.trace = trace
         self.separate_merge = separate_merge
+        # The kernel compiled for this model's attention and batch only
+        # (build.specialization_flags), or with every variant.
+        self.flags = tuple(specialization_flags(
+            self.shape.num_attention_heads // self.shape.num_key_value_heads, self.shape.head_dim,
+            max_batch)) if specialize else ()
         self._steps = {}
         self._staged = {}  # staged weight name -> its packed copy
         self._host_lengths = [0] * max_batch
@@ -234,7 +252,8 @@ class MegaModel:
             return self._steps[key]
         ref = self.reference
         k = StepKernel(json.dumps(self.config), batch, self.max_seq, ref.page_size,
-                       ref.kv_pages, self.scheduler_ctas, self.trace, separate_merge)
+                       ref.kv_pages, self.scheduler_ctas, self.trace, separate_merge,
+                       self.flags)
         for name, (_, dtype, kind, shape) in k.buffers.items():
             if kind == 'weight':
                 k.bind(name, self.weights[name])
@@ -332,7 +351,7 @@ class MegaModel:
 
 
 def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=None,
-            scheduler_ctas=4, trace=False, separate_merge=False):
+            scheduler_ctas=4, trace=False, separate_merge=False, specialize=True):
     """A MegaModel for `config` (a Hugging Face config dict or the path of a
     config.json) and `weights` (a state dict of bf16 CUDA tensors with Hugging
     Face names, or the path of a .safetensors file).
@@ -346,7 +365,10 @@ def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=N
     row, each row's cache contiguous. Where attention splits a row's
     sequence into chunks, the last chunk of each KV head to end merges them;
     separate_merge=True merges them in tasks of their own after attention
-    (the earlier plan, kept to compare)."""
+    (the earlier plan, kept to compare). The kernel is built (once, cached)
+    with only the attention variant of this model and linear products for
+    up to max_batch rows, which runs faster than the build with every variant
+    (specialize=False)."""
     if isinstance(config, (str, os.PathLike)):
         with open(config) as f:
             config = json.load(f)
@@ -354,4 +376,4 @@ def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=N
         from safetensors.torch import load_file
         weights = load_file(str(weights), device='cuda')
     return MegaModel(config, weights, max_batch, max_seq, page_size, kv_pages, scheduler_ctas,
-                     trace, separate_merge)
+                     trace, separate_merge, specialize)

@@ -9,7 +9,39 @@
 #define TAWA_MEGA_WARPS 4
 #endif
 
+/// The attention variants compiled in: bit i of TAWA_MEGA_ATTN_GROUPS is the
+/// group size 1 << i (q heads per KV head: 1, 2, 4, 8; default all), and
+/// TAWA_MEGA_ATTN_ANY_HEAD_DIM 0 leaves out the path for head dimensions
+/// other than 128. Each group × head-dimension variant is 70-100 KB of
+/// machine code, most of the kernel's; a build for one model needs one
+/// (tawa.mega builds it so: python/tawa/mega/build.py). The host refuses a
+/// plan whose attention the build lacks (attentionCompiled).
+#ifndef TAWA_MEGA_ATTN_GROUPS
+#define TAWA_MEGA_ATTN_GROUPS 0xF
+#endif
+#ifndef TAWA_MEGA_ATTN_ANY_HEAD_DIM
+#define TAWA_MEGA_ATTN_ANY_HEAD_DIM 1
+#endif
+/// The most batch rows of a linear tile the products are compiled for (8,
+/// 16, 32 or 64 = kMaxTileRows, the default): a plan of batch B has tiles of
+/// at most min(B, 64) rows, which the host checks.
+#ifndef TAWA_MEGA_LINEAR_MAX_ROWS
+#define TAWA_MEGA_LINEAR_MAX_ROWS 64
+#endif
+
 namespace tawa::device::mega {
+
+/// Whether this build has the attention of `group` q heads per KV head and
+/// head dimension `headDim`.
+__host__ __device__ constexpr bool attentionCompiled(int group, int headDim) {
+  const int bit = group == 1   ? 0
+                  : group == 2 ? 1
+                  : group == 4 ? 2
+                  : group == 8 ? 3
+                               : -1;
+  return bit >= 0 && ((TAWA_MEGA_ATTN_GROUPS) >> bit & 1) != 0 &&
+         (headDim == 128 || (TAWA_MEGA_ATTN_ANY_HEAD_DIM) != 0);
+}
 
 constexpr int kMegaWarps = TAWA_MEGA_WARPS;
 constexpr int kMegaThreads = kMegaWarps * 32;

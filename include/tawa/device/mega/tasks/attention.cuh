@@ -286,18 +286,24 @@ template <int G> struct AttnChunk {
 };
 
 /// Calls f(std::integral_constant<int, G>) for the group size G of `group`
-/// (1, 2, 4; 8 for anything else: the binding admits only these).
+/// (1, 2, 4, 8: the binding admits only these) when the build has it
+/// (TAWA_MEGA_ATTN_GROUPS); the host refuses plans it lacks, so reaching
+/// the trap is a bug.
 template <typename F> __device__ void withGroup(int group, F &&f) {
-  switch (group) {
-  case 1:
-    return f(std::integral_constant<int, 1>());
-  case 2:
-    return f(std::integral_constant<int, 2>());
-  case 4:
-    return f(std::integral_constant<int, 4>());
-  default:
-    return f(std::integral_constant<int, 8>());
-  }
+  constexpr int kGroups = TAWA_MEGA_ATTN_GROUPS;
+  if constexpr ((kGroups & 1) != 0)
+    if (group == 1)
+      return f(std::integral_constant<int, 1>());
+  if constexpr ((kGroups & 2) != 0)
+    if (group == 2)
+      return f(std::integral_constant<int, 2>());
+  if constexpr ((kGroups & 4) != 0)
+    if (group == 4)
+      return f(std::integral_constant<int, 4>());
+  if constexpr ((kGroups & 8) != 0)
+    if (group == 8)
+      return f(std::integral_constant<int, 8>());
+  __trap();
 }
 
 /// The whole CTA: pair (b, h)'s output, out = Σ_c exp(lse_c - m) o_c /
@@ -781,8 +787,10 @@ __device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
     if (p.headDim == 128)
       decodeAttentionGroup<decltype(g)::value, 128>(p, buffers, tile,
                                                     prefetched);
-    else
+    else if constexpr (TAWA_MEGA_ATTN_ANY_HEAD_DIM != 0)
       decodeAttentionGroup<decltype(g)::value, 0>(p, buffers, tile, prefetched);
+    else
+      __trap(); // refused by the host (attentionCompiled)
   });
 }
 
