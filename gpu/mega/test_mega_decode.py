@@ -61,7 +61,7 @@ CASES = {
     'qwen3-1.7b-l2-b4': (dict(QWEN3_1_7B, num_hidden_layers=2), 4, 4096, (1, 4000)),
     'qwen3-1.7b-l2-b16': (dict(QWEN3_1_7B, num_hidden_layers=2), 16, 1024, (1, 900)),
     # The library with every kernel variant (the others run on the one
-    # specialized for their model and batch: tawa.mega.specialization_flags).
+    # specialized for their model's attention: tawa.mega.specialization_flags).
     'qwen3-0.6b-l2-b4-generic': (dict(QWEN3_0_6B, num_hidden_layers=2), 4, 1024, (1, 900),
                                  dict(specialize=False)),
     # The paged cache beyond the default pages of 64 in allocation order:
@@ -175,13 +175,13 @@ def main():
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
     names = args.cases.split(',') if args.cases else (QUICK if args.quick else list(CASES))
-    # The cases' libraries, built at once (each model and batch has its own).
+    # The cases' libraries, built at once (each attention shape has its own).
     flag_sets = set()
     for name in names:
-        cfg, batch, _, _, *options = CASES[name]
+        cfg, _, _, _, *options = CASES[name]
         shape = ModelShape.from_config(cfg)
         flag_sets.add(tuple(tawa.mega.specialization_flags(
-            shape.num_attention_heads // shape.num_key_value_heads, shape.head_dim, batch))
+            shape.num_attention_heads // shape.num_key_value_heads, shape.head_dim))
             if (options[0] if options else {}).get('specialize', True) else ())
     t0 = time.time()
     paths = tawa.mega.build_libraries(sorted(flag_sets))

@@ -173,15 +173,6 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
         std::to_string(TAWA_MEGA_ATTN_ANY_HEAD_DIM) +
         "); build it without -DTAWA_MEGA_ATTN_GROUPS / "
         "-DTAWA_MEGA_ATTN_ANY_HEAD_DIM, or for this model");
-  if (std::min<int64_t>(int64_t(batch), kMaxTileRows) >
-      TAWA_MEGA_LINEAR_MAX_ROWS)
-    return failWith(
-        "this build of the mega-kernel library has linear "
-        "products for tiles of up to " +
-        std::to_string(TAWA_MEGA_LINEAR_MAX_ROWS) +
-        " rows (TAWA_MEGA_LINEAR_MAX_ROWS); batch " +
-        std::to_string(int64_t(batch)) + " needs " +
-        std::to_string(std::min<int64_t>(int64_t(batch), kMaxTileRows)));
   int device = 0, sms = 0;
   if (!cudaOk(cudaGetDevice(&device), "cudaGetDevice") ||
       !cudaOk(

@@ -56,21 +56,19 @@ def _nvcc():
     return 'nvcc'
 
 
-def specialization_flags(group, head_dim, max_batch):
-    """The nvcc flags of a library with only the kernel variants one model
-    needs (include/tawa/device/mega/config.cuh): attention for `group` q heads
-    per KV head and `head_dim` (the head-dimension-generic path only when it
-    is not 128), linear products for tiles of up to `max_batch` rows (rounded
-    up to 8, 16, 32 or 64). The kernel of every variant is about 720 KB of
-    machine code, one model's about 200 KB, and its decode step runs 1.5-4 %
-    faster (run 223, docs/PERFORMANCE.md)."""
+def specialization_flags(group, head_dim):
+    """The nvcc flags of a library with only the attention variant one model
+    needs (include/tawa/device/mega/config.cuh): `group` q heads per KV head,
+    and the path for head dimensions other than 128 only when `head_dim` is
+    not 128. The kernel with every variant is about 720 KB of machine code,
+    one model's about 210 KB, and its decode step runs 1.5-4 % faster (runs
+    223-224, docs/PERFORMANCE.md).
+    """
     # Bit log2(G) of the mask; a group the kernel has no variant for keeps
     # them all (the planner then refuses the model with its own message).
     mask = 1 << (group.bit_length() - 1) if group in (1, 2, 4, 8) else 0xF
-    rows = next(r for r in (8, 16, 32, 64) if r >= min(max(int(max_batch), 1), 64))
     return [f'-DTAWA_MEGA_ATTN_GROUPS={mask}',
-            f'-DTAWA_MEGA_ATTN_ANY_HEAD_DIM={0 if head_dim == 128 else 1}',
-            f'-DTAWA_MEGA_LINEAR_MAX_ROWS={rows}']
+            f'-DTAWA_MEGA_ATTN_ANY_HEAD_DIM={0 if head_dim == 128 else 1}']
 
 
 def build_library(verbose=False, flags=()):

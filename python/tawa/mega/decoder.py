@@ -229,11 +229,11 @@ class MegaModel:
         self.scheduler_ctas = scheduler_ctas
         self.trace = trace
         self.separate_merge = separate_merge
-        # The kernel compiled for this model's attention and batch only
+        # The kernel compiled for this model's attention only
         # (build.specialization_flags), or with every variant.
         self.flags = tuple(specialization_flags(
-            self.shape.num_attention_heads // self.shape.num_key_value_heads, self.shape.head_dim,
-            max_batch)) if specialize else ()
+            self.shape.num_attention_heads // self.shape.num_key_value_heads,
+            self.shape.head_dim)) if specialize else ()
         self._steps = {}
         self._staged = {}  # staged weight name -> its packed copy
         self._host_lengths = [0] * max_batch
@@ -366,9 +366,8 @@ def compile(config, weights, max_batch=1, max_seq=4096, page_size=64, kv_pages=N
     sequence into chunks, the last chunk of each KV head to end merges them;
     separate_merge=True merges them in tasks of their own after attention
     (the earlier plan, kept to compare). The kernel is built (once, cached)
-    with only the attention variant of this model and linear products for
-    up to max_batch rows, which runs faster than the build with every variant
-    (specialize=False)."""
+    with only the attention variant of this model, which runs faster than the
+    build with every variant (specialize=False)."""
     if isinstance(config, (str, os.PathLike)):
         with open(config) as f:
             config = json.load(f)

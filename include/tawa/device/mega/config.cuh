@@ -22,12 +22,6 @@
 #ifndef TAWA_MEGA_ATTN_ANY_HEAD_DIM
 #define TAWA_MEGA_ATTN_ANY_HEAD_DIM 1
 #endif
-/// The most batch rows of a linear tile the products are compiled for (8,
-/// 16, 32 or 64 = kMaxTileRows, the default): a plan of batch B has tiles of
-/// at most min(B, 64) rows, which the host checks.
-#ifndef TAWA_MEGA_LINEAR_MAX_ROWS
-#define TAWA_MEGA_LINEAR_MAX_ROWS 64
-#endif
 
 namespace tawa::device::mega {
 

@@ -493,11 +493,11 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       addRowSquares(
           t.rows, klen, [&](int r) { return xs + r * ldx; }, rowScale);
     TAWA_MEGA_TASK_STAMP(2);
-    if (TAWA_MEGA_LINEAR_MAX_ROWS <= 8 || t.rows <= 8)
+    if (t.rows <= 8)
       linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
-    else if (TAWA_MEGA_LINEAR_MAX_ROWS <= 16 || t.rows <= 16)
+    else if (t.rows <= 16)
       linearStream<2, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
-    else if (TAWA_MEGA_LINEAR_MAX_ROWS <= 32 || t.rows <= 32)
+    else if (t.rows <= 32)
       linearStream<4, 2>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
     else
       linearStream<8, 1>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
