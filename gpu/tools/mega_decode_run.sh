@@ -84,10 +84,11 @@ if [ "${MEGA_ONLY:-}" != test ]; then
   python3 "$root/bench/plot_mega_decode.py" "$out/mega-decode-bench.json" \
     --png "$out/mega-decode.png" || status=1
   # Where the time goes: per-operator table and per-SM timeline (picture).
-  for b in 1 16; do
-    echo "== profile 8b batch $b context 512"
-    timeout 200 python3 "$root/bench/mega_decode_profile.py" --model 8b --batch $b --context 512 \
-      --png "$out/mega-timeline-8b-b$b.png" || status=1
+  for case in 8b:1 8b:16 0.6b:1; do
+    m=${case%%:*} b=${case##*:}
+    echo "== profile $m batch $b context 512"
+    timeout 200 python3 "$root/bench/mega_decode_profile.py" --model "$m" --batch "$b" \
+      --context 512 --png "$out/mega-timeline-$m-b$b.png" || status=1
   done
 fi
 echo "mega decode run: status $status, $(( $(date +%s) - start )) s"

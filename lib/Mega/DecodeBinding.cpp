@@ -198,6 +198,14 @@ private:
     return true;
   }
 
+  /// The LM head's per-row argmax keys (two i32 a row: one uint64), which
+  /// its tiles raise atomically and the argmax task reads: scratch, zeroed
+  /// by the runtime before every step.
+  uint32_t argmaxKeys() {
+    return add("argmax_keys", BufferType::I32, {o.batch, 2},
+               BufferKind::Scratch);
+  }
+
   std::string layerPrefix(int l) const {
     return "model.layers." + std::to_string(l) + ".";
   }
@@ -244,7 +252,7 @@ bool Binder::run() {
 
 bool Binder::bindLinear(const Operator &op, OpParams &out) {
   LinearParams p{};
-  p.normWeight = p.w1 = p.w2 = p.residual = kNoBuffer;
+  p.normWeight = p.w1 = p.w2 = p.residual = p.argmaxKeys = kNoBuffer;
   if (!intAttr(op, "m", p.m) || !intAttr(op, "n", p.n) ||
       !intAttr(op, "k", p.k) || !intAttr(op, "tile_m", p.tileM) ||
       !intAttr(op, "tile_n", p.tileN))
@@ -273,6 +281,7 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
                         c.vocabSize, H, "model.norm.weight");
     p.out = tensor("logits");
     p.outF32 = 1;
+    p.argmaxKeys = argmaxKeys();
   } else {
     std::string::size_type dot = n.find('.');
     if (n[0] != 'l' || dot == std::string::npos)
@@ -431,9 +440,8 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
   }
   case OpKind::Argmax: {
     ArgmaxParams p{};
-    p.logits = tensor("logits");
+    p.keys = argmaxKeys();
     p.out = tensor("next_tokens");
-    p.vocab = static_cast<int32_t>(c.vocabSize);
     out = pack(p);
     return error.empty();
   }
@@ -497,7 +505,10 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
         os << "," << name(p.w1);
       if (p.w2 != kNoBuffer)
         os << "," << name(p.w2);
-      os << " out=" << name(p.out) << " residual=" << name(p.residual)
+      os << " out=" << name(p.out) << " residual=" << name(p.residual);
+      if (p.argmaxKeys != kNoBuffer)
+        os << " argmax=" << name(p.argmaxKeys);
+      os
          << " m=" << p.m << " n=" << p.n << " k=" << p.k << " tile=" << p.tileM
          << "x" << p.tileN << " segments=" << p.seg1 << "," << p.seg2
          << " paired=" << p.paired << " f32=" << p.outF32
@@ -526,7 +537,7 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
     }
     case OpKind::Argmax: {
       auto p = paramsAs<ArgmaxParams>(raw);
-      os << " logits=" << name(p.logits) << " out=" << name(p.out);
+      os << " keys=" << name(p.keys) << " out=" << name(p.out);
       break;
     }
     case OpKind::Generic:

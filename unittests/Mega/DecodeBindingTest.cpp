@@ -139,6 +139,51 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   EXPECT_NE(b.find("model.embed_tokens.weight"), kNoBuffer);
   EXPECT_EQ(p.outF32, 1);
   EXPECT_EQ(b.find("lm_head.weight"), kNoBuffer);
+  // It raises each row's argmax key (scratch: the runtime zeroes it before
+  // every step), which the argmax task reads instead of the logits; no other
+  // linear has one.
+  ASSERT_NE(p.argmaxKeys, kNoBuffer);
+  EXPECT_EQ(b.buffers[p.argmaxKeys].name, "argmax_keys");
+  EXPECT_EQ(b.buffers[p.argmaxKeys].kind, BufferKind::Scratch);
+  EXPECT_EQ(b.buffers[p.argmaxKeys].elements(), 2 * o.batch);
+  opNamed(g, "argmax", i);
+  auto a = paramsAs<ArgmaxParams>(b.params[i]);
+  EXPECT_EQ(a.keys, p.argmaxKeys);
+  EXPECT_EQ(b.buffers[a.out].name, "next_tokens");
+  opNamed(g, "l5.down", i);
+  EXPECT_EQ(paramsAs<LinearParams>(b.params[i]).argmaxKeys, kNoBuffer);
+}
+
+// The argmax key orders logits as floats compare, then columns from the
+// first: the maximum over a row's tiles decodes to the reference's argmax
+// (torch.argmax: the first of equal maxima), NaN never wins.
+TEST(ArgmaxKey, OrdersLikeTheFirstMaximum) {
+  const float inf = INFINITY;
+  const std::vector<float> values = {-inf, -3.5f, -1e-30f, -0.0f, 0.0f,
+                                     1e-30f, 2.0f, 3.0f, inf};
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < values.size(); ++j)
+      for (uint32_t ci : {0u, 7u, 151935u})
+        for (uint32_t cj : {0u, 7u, 151935u}) {
+          const uint64_t ki = argmaxKey(values[i], ci);
+          const uint64_t kj = argmaxKey(values[j], cj);
+          const bool iWins = values[i] > values[j] ||
+                             (values[i] == values[j] && ci < cj);
+          if (ci != cj || values[i] != values[j])
+            EXPECT_EQ(ki > kj, iWins) << values[i] << "@" << ci << " vs "
+                                      << values[j] << "@" << cj;
+        }
+  EXPECT_EQ(argmaxKey(NAN, 3), 0u);
+  EXPECT_GT(argmaxKey(-inf, 5), 0u); // a real logit beats "no logit"
+  EXPECT_EQ(argmaxColumn(argmaxKey(-inf, 5)), 5);
+  EXPECT_EQ(argmaxColumn(argmaxKey(1.5f, 151935)), 151935);
+  EXPECT_EQ(argmaxColumn(0), 0); // a row of NaN: column 0
+  // The row maximum of keys is the first index of the maximum.
+  const std::vector<float> row = {1.f, 4.f, -2.f, 4.f, NAN, 3.f};
+  uint64_t best = 0;
+  for (uint32_t c = 0; c < row.size(); ++c)
+    best = std::max(best, argmaxKey(row[c], c));
+  EXPECT_EQ(argmaxColumn(best), 1);
 }
 
 TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {

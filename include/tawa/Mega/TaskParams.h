@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace tawa::mega {
 
@@ -189,6 +190,11 @@ struct LinearParams {
   uint32_t w0, w1, w2; ///< BF16 [rows, K], row-major
   uint32_t out;        ///< BF16 [M, N], F32 if outF32
   uint32_t residual;   ///< BF16 [M, N] added to the output, or kNoBuffer
+  /// The LM head: I32 [M, 2] (scratch, zero at the step's start), per row
+  /// the atomic maximum over the tiles of argmaxKey(logit, column) of the
+  /// tile's columns, which the argmax task decodes (no task reads all the
+  /// logits again); kNoBuffer for the other linears.
+  uint32_t argmaxKeys;
   int32_t m, n, k, tileM, tileN, colTiles;
   int32_t seg1, seg2;
   int32_t paired;
@@ -243,12 +249,31 @@ struct AttentionMergeParams {
   int32_t batch, kvHeads, group, headDim, chunks;
 };
 
-/// Argmax: tile b writes the first index of row b's largest logit.
+/// Argmax: tile b writes the first index of row b's largest logit, decoded
+/// from the row's key that the LM head's tiles left (LinearParams::
+/// argmaxKeys).
 struct ArgmaxParams {
-  uint32_t logits; ///< F32 [B, V]
-  uint32_t out;    ///< I32 [B]
-  int32_t vocab;
+  uint32_t keys; ///< I32 [B, 2]: the LM head's argmaxKeys
+  uint32_t out;  ///< I32 [B]
 };
+
+/// The argmax key of logit x at column c: larger for a larger logit, and
+/// for equal logits for the smaller column; 0 (never the maximum of a row
+/// with a non-NaN logit) for NaN. -0 counts as +0, as comparisons do.
+TAWA_MEGA_HD inline uint64_t argmaxKey(float x, uint32_t c) {
+  if (x != x)
+    return 0;
+  uint32_t bits;
+  x = x == 0.f ? 0.f : x;
+  static_assert(sizeof(bits) == sizeof(x), "float is 32 bits");
+  memcpy(&bits, &x, sizeof(bits));
+  const uint32_t ordered = bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+  return uint64_t(ordered) << 32 | uint32_t(~c);
+}
+/// The column of a row's largest key, 0 for a row without one (all NaN).
+TAWA_MEGA_HD inline int32_t argmaxColumn(uint64_t key) {
+  return key == 0 ? 0 : int32_t(~uint32_t(key));
+}
 
 /// One operator's parameters: the struct of its kind, zero-padded.
 struct alignas(16) OpParams {
@@ -262,20 +287,20 @@ struct alignas(16) OpParams {
 constexpr int kMaxBufferFields = 11;
 TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
   return kind == TaskKind::Embedding         ? 3
-         : kind == TaskKind::RmsNormLinear   ? 7
-         : kind == TaskKind::LinearResidual  ? 7
+         : kind == TaskKind::RmsNormLinear   ? 8
+         : kind == TaskKind::LinearResidual  ? 8
          : kind == TaskKind::DecodeAttention ? 11
          : kind == TaskKind::AttentionMerge  ? 3
          : kind == TaskKind::Argmax          ? 2
                                              : 0;
 }
 static_assert(offsetof(EmbeddingParams, batch) == 3 * 4, "3 buffer fields");
-static_assert(offsetof(LinearParams, m) == 7 * 4, "7 buffer fields");
+static_assert(offsetof(LinearParams, m) == 8 * 4, "8 buffer fields");
 static_assert(offsetof(DecodeAttentionParams, batch) == 11 * 4,
               "11 buffer fields");
 static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,
               "3 buffer fields");
-static_assert(offsetof(ArgmaxParams, vocab) == 2 * 4, "2 buffer fields");
+static_assert(sizeof(ArgmaxParams) == 2 * 4, "2 buffer fields");
 
 static_assert(sizeof(EmbeddingParams) <= sizeof(OpParams), "fits");
 static_assert(sizeof(LinearParams) <= sizeof(OpParams), "fits");

@@ -87,6 +87,15 @@ __device__ __forceinline__ float warpMax(float v) {
   return v;
 }
 
+__device__ __forceinline__ uint64_t warpMax(uint64_t v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const uint64_t w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = w > v ? w : v;
+  }
+  return v;
+}
+
 /// Sum over the CTA; every thread gets it. `scratch` holds kTaskWarps
 /// floats; the call begins and ends with a barrier, so it may be reused.
 __device__ __forceinline__ float blockSum(float v, float *scratch) {

@@ -529,6 +529,26 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   else
     for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
       t.store(i / t.vcols, i % t.vcols, sum(i) * scale(i / t.vcols));
+  // The LM head: each row's largest logit of the tile (as stored: rounded
+  // to bf16) raises the row's key, so that the argmax task reads one key a
+  // row instead of the whole vocabulary's logits (23 µs on one SM). Warps
+  // take (row, part) pairs; one atomic a pair.
+  if (p.argmaxKeys != tawa::mega::kNoBuffer) {
+    const int parts = max(1, kTaskWarps / t.rows);
+    for (int it = warp; it < t.rows * parts; it += kTaskWarps) {
+      const int r = it / parts;
+      uint64_t best = 0;
+      for (int v = (it % parts) * 32 + lane; v < t.vcols; v += parts * 32)
+        best = max(best, tawa::mega::argmaxKey(
+                             roundBf16(sum(r * t.vcols + v) * scale(r)),
+                             uint32_t(t.col0 + v)));
+      best = warpMax(best);
+      if (lane == 0 && best != 0)
+        atomicMax(bufferAt<unsigned long long>(buffers, p.argmaxKeys) +
+                      t.row0 + r,
+                  static_cast<unsigned long long>(best));
+    }
+  }
   // Every armed phase was waited for; the next task continues the phases
   // (every thread has read them: the barrier above).
   if (lane == 0)

@@ -30,45 +30,13 @@ __device__ inline void embeddingTask(const EmbeddingParams &p,
   }
 }
 
-/// Tile b: the first index of row b's largest logit (NaN never wins).
+/// Tile b: the first index of row b's largest logit (NaN never wins),
+/// from the key the LM head's tiles raised (argmaxKey).
 __device__ inline void argmaxTask(const ArgmaxParams &p, void *const *buffers,
                                   uint32_t tile) {
-  const float *row =
-      bufferAt<const float>(buffers, p.logits) + size_t(tile) * p.vocab;
-  float best = -INFINITY;
-  int bestIdx = 0x7fffffff;
-  for (int i = threadIdx.x; i < p.vocab; i += kTaskThreads) {
-    const float v = row[i];
-    if (v > best) { // ascending i per thread: keeps the first maximum
-      best = v;
-      bestIdx = i;
-    }
-  }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, bestIdx, o);
-    if (ov > best || (ov == best && oi < bestIdx)) {
-      best = ov;
-      bestIdx = oi;
-    }
-  }
-  __shared__ float warpBest[kTaskWarps];
-  __shared__ int warpIdx[kTaskWarps];
-  if (threadIdx.x % 32 == 0) {
-    warpBest[threadIdx.x / 32] = best;
-    warpIdx[threadIdx.x / 32] = bestIdx;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kTaskWarps; ++w)
-      if (warpBest[w] > best || (warpBest[w] == best && warpIdx[w] < bestIdx)) {
-        best = warpBest[w];
-        bestIdx = warpIdx[w];
-      }
-    bufferAt<int32_t>(buffers, p.out)[tile] =
-        bestIdx == 0x7fffffff ? 0 : bestIdx;
-  }
+  if (threadIdx.x == 0)
+    bufferAt<int32_t>(buffers, p.out)[tile] = tawa::mega::argmaxColumn(
+        bufferAt<const unsigned long long>(buffers, p.keys)[tile]);
 }
 
 } // namespace tawa::device::mega
