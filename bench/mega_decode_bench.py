@@ -152,8 +152,8 @@ def time_steps(fn, steps):
     return time_queued(fn, steps, queue=1)
 
 
-# Calls of the compiled step before it is timed: the first compiles, the
-# second records inductor's CUDA graph, the rest replay it.
+# Calls of the compiled step before it is timed: the first compiles and
+# runs it, the next record inductor's CUDA graph and replay it.
 COMPILE_WARMUP = 5
 
 

@@ -9,10 +9,11 @@ queued as generate() issues them), the baselines (the reference decode in a
 CUDA graph; under torch.compile and transformers eager where measured) and
 the bandwidth floor, all in microseconds, and tawa's time over the floor.
 Later files only fill baseline cells the first one lacks (a run of
---compile --hf at fewer shapes); such cells are marked with * and the file
-they came from is named under the table. With --png (matplotlib), one panel
-per context: each time over the bandwidth floor, log scale, per model and
-batch.
+--compile --hf at fewer shapes, or of --baselines-only); such cells are
+marked with * and the file they came from is named under the table. Rows
+without a tawa time (--baselines-only's) only fill cells, in the first
+file too. With --png (matplotlib), one panel per context: each time over
+the bandwidth floor, log scale, per model and batch.
 """
 import argparse
 import json
@@ -24,18 +25,21 @@ BASELINES = (('graph_us', 'CUDA graph'), ('compile_us', 'torch.compile'),
 
 
 def load(paths):
-    """Rows of the first file keyed by (model, batch, context), baseline
-    cells filled from the others; returns (rows, device, filled) where
-    `filled` maps (key, field) to the file it came from."""
+    """Rows of the first file with a tawa time keyed by (model, batch,
+    context), baseline cells filled from its other rows and the other files;
+    returns (rows, device, filled) where `filled` maps (key, field) to the
+    file it came from."""
     with open(paths[0]) as f:
         first = json.load(f)
-    rows = {(r['model'], r['batch'], r['context']): dict(r) for r in first['rows']}
+    rows = {(r['model'], r['batch'], r['context']): dict(r) for r in first['rows']
+            if r.get('tawa_us') is not None}
     filled = {}
-    for path in paths[1:]:
+    for i, path in enumerate(paths):
         with open(path) as f:
             for r in json.load(f)['rows']:
                 key = (r['model'], r['batch'], r['context'])
-                if key not in rows:
+                # The first file's rows with a tawa time are the table's own.
+                if key not in rows or (i == 0 and r.get('tawa_us') is not None):
                     continue
                 for field, _ in BASELINES:
                     if rows[key].get(field) is None and r.get(field) is not None:
@@ -122,7 +126,8 @@ def main():
     except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f'plot_mega_decode: cannot read the benchmark JSON: {e!r}')
     if not rows:
-        sys.exit(f'plot_mega_decode: {args.json[0]} has no rows')
+        sys.exit(f'plot_mega_decode: {args.json[0]} has no rows with a tawa time (a '
+                 '--baselines-only run only fills cells: give it after a full run)')
     print(table(rows, filled))
     if args.png:
         plot(rows, device, args.png)
