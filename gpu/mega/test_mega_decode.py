@@ -54,12 +54,15 @@ CASES = {
     # 12 rows: a 16-row product shape that the rows do not fill.
     'qwen3-0.6b-l2-b12': (dict(QWEN3_0_6B, num_hidden_layers=2), 12, 1024, (1, 900)),
     'qwen3-0.6b-l2-b16': (dict(QWEN3_0_6B, num_hidden_layers=2), 16, 1024, (1, 900)),
+    'qwen3-0.6b-l2-b16-long': (dict(QWEN3_0_6B, num_hidden_layers=2), 16, 4096, (3000, 4000)),
     'qwen3-8b-l2-b1': (dict(QWEN3_8B, num_hidden_layers=2), 1, 4096, (1, 2000)),
     'qwen3-8b-l2-b4-long': (dict(QWEN3_8B, num_hidden_layers=2), 4, 4096, (2000, 4000)),
     'qwen3-8b-l2-b16': (dict(QWEN3_8B, num_hidden_layers=2), 16, 512, (1, 400)),
+    'qwen3-8b-l2-b16-long': (dict(QWEN3_8B, num_hidden_layers=2), 16, 4096, (3000, 4000)),
     'qwen3-1.7b-l2-b1-long': (dict(QWEN3_1_7B, num_hidden_layers=2), 1, 4096, (2000, 4000)),
     'qwen3-1.7b-l2-b4': (dict(QWEN3_1_7B, num_hidden_layers=2), 4, 4096, (1, 4000)),
     'qwen3-1.7b-l2-b16': (dict(QWEN3_1_7B, num_hidden_layers=2), 16, 1024, (1, 900)),
+    'qwen3-1.7b-l2-b16-long': (dict(QWEN3_1_7B, num_hidden_layers=2), 16, 4096, (3000, 4000)),
     # The library with every kernel variant (the others run on the one
     # specialized for their model's attention: tawa.mega.specialization_flags).
     'qwen3-0.6b-l2-b4-generic': (dict(QWEN3_0_6B, num_hidden_layers=2), 4, 1024, (1, 900),
