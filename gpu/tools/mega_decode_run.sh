@@ -5,7 +5,10 @@
 # reference, runs compute-sanitizer (memcheck, racecheck, synccheck) on the
 # kernel of two tiny configs and of the Qwen3-0.6B shape with 2 layers
 # (memcheck, racecheck; gpu/mega/test_mega_decode_sanitize.cu),
-# then the latency benchmark (JSON, table and plot: bench/plot_mega_decode.py).
+# then the latency benchmark (JSON, table and plot: bench/plot_mega_decode.py)
+# and the per-task profiles of 8B at batch 1 and 16 and 0.6B at batch 1.
+# The benchmark and the test run the kernel built for each model's attention
+# (tawa.mega.specialization_flags), built here at once.
 # Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
 # Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options).
 set -uo pipefail
