@@ -64,9 +64,10 @@ def specialization_flags(group, head_dim):
     one model's about 210 KB, and its decode step runs 1.5-4 % faster (runs
     223-224, docs/PERFORMANCE.md).
     """
-    # Bit log2(G) of the mask; a group the kernel has no variant for keeps
-    # them all (the planner then refuses the model with its own message).
-    mask = 1 << (group.bit_length() - 1) if group in (1, 2, 4, 8) else 0xF
+    # The mask's bit log2(G) is G itself; a group the kernel has no variant
+    # for keeps them all (the planner then refuses the model with its own
+    # message).
+    mask = group if group in (1, 2, 4, 8) else 0xF
     return [f'-DTAWA_MEGA_ATTN_GROUPS={mask}',
             f'-DTAWA_MEGA_ATTN_ANY_HEAD_DIM={0 if head_dim == 128 else 1}']
 
