@@ -12,14 +12,31 @@
 # Environment: AB_BASE, AB_MODELS (0.6b,8b), AB_BATCHES (1,16), AB_CONTEXTS
 # (512), AB_ROUNDS (2), AB_PROFILE (none), AB_TASKS (none: case numbers of
 # gpu/tools/mega_task_latency.cu, e.g. "11 12 16 17" for the linear tiles,
-# built from each tree and run A then B before the step benchmark).
+# built from each tree and run A then B before the step benchmark),
+# AB_ALL_VARIANTS (0: each tree's steps run the libraries tawa.mega.compile
+# builds, one per model's attention shape, built here first; 1: the one
+# library with every kernel variant, as before the thirtieth session).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 base=${AB_BASE:-$root/build/ab-base}
 export TAWA_CACHE_DIR=${TAWA_CACHE_DIR:-/tmp/tawa-cache}
 [ -d "$base/python/tawa" ] || { echo "mega_ab.sh: no baseline tree at $base"; exit 2; }
-build() { (cd "$1" && PYTHONPATH="$1/python" python3 -c \
-  "import tawa.mega as m; print(m.build_library())"); }
+all_variants=${AB_ALL_VARIANTS:-0}
+# Prints the library the steps run with (all variants), or builds the
+# models' specialized libraries into the cache, where compile() finds them,
+# and prints "specialized".
+build() { (cd "$1" && PYTHONPATH="$1/python:$1/bench" AB_MODELS="${AB_MODELS:-0.6b,8b}" \
+  ALL="$all_variants" python3 -c "
+import os, tawa.mega as m
+if os.environ['ALL'] == '1':
+    print(m.build_library())
+else:
+    from mega_decode_bench import MODELS
+    from tawa.mega.reference import ModelShape
+    shapes = [ModelShape.from_config(MODELS[n]) for n in os.environ['AB_MODELS'].split(',')]
+    print(m.build_libraries([m.specialization_flags(s.num_attention_heads // s.num_key_value_heads, s.head_dim)
+                             for s in shapes]))
+    print('specialized')"); }
 build "$base" >/tmp/mega-ab-A.txt 2>&1 & pa=$!
 build "$root" >/tmp/mega-ab-B.txt 2>&1 & pb=$!
 # The task-latency tool of each tree (its own device headers), alongside.
@@ -47,11 +64,14 @@ if [ -n "${AB_TASKS:-}" ]; then
 fi
 tree() { [ "$1" = A ] && echo "$base" || echo "$root"; }
 lib() { [ "$1" = A ] && echo "$libA" || echo "$libB"; }
+# TAWA_MEGA_LIB for variant $1's runs: its library, or unset (specialized).
+libenv() { [ "$(lib "$1")" = specialized ] && echo "TAWA_MEGA_LIB=" ||
+  echo "TAWA_MEGA_LIB=$(lib "$1")"; }
 for round in $(seq 1 "${AB_ROUNDS:-2}"); do
   for v in A B; do
     t=$(tree $v)
     echo "== $v, round $round"
-    TAWA_MEGA_LIB=$(lib $v) PYTHONPATH="$t/python" timeout 300 python3 -u \
+    env $(libenv $v) PYTHONPATH="$t/python" timeout 300 python3 -u \
       "$t/bench/mega_decode_bench.py" --models "${AB_MODELS:-0.6b,8b}" \
       --batches "${AB_BATCHES:-1,16}" --contexts "${AB_CONTEXTS:-512}" \
       --steps 20 | grep -E " b[0-9]+ " || status=1
@@ -61,7 +81,7 @@ for b in ${AB_PROFILE:-}; do
   for v in A B; do
     t=$(tree $v)
     echo "== $v, profile 8b batch $b"
-    TAWA_MEGA_LIB=$(lib $v) PYTHONPATH="$t/python" timeout 120 python3 -u \
+    env $(libenv $v) PYTHONPATH="$t/python" timeout 120 python3 -u \
       "$t/bench/mega_decode_profile.py" --model 8b --batch "$b" \
       --context 512 | tail -n 12 || status=1
   done

@@ -284,7 +284,7 @@ int main(int argc, char **argv) {
   const int B = 1, kvHeads = 8, G = 4, D = 128, maxSeq = 576, chunks = 8,
             chunkLen = 64, pos = 511;
   const int qkvCols = (kvHeads * G + 2 * kvHeads) * D;
-  std::vector<void *> buf(23);
+  std::vector<void *> buf(28);
   buf[0] = upload(randomBf16(rng, size_t(B) * qkvCols, 2.f));
   buf[1] = upload(randomBf16(rng, D, 1.f));
   buf[2] = upload(randomBf16(rng, D, 1.f));
@@ -316,11 +316,29 @@ int main(int argc, char **argv) {
   // The cache as one page per row (B = 1; 1024 >= maxSeq positions, of
   // which the first maxSeq are filled): block table {0}.
   buf[22] = upload(std::vector<int32_t>(B, 0));
+  // The RoPE table (the runtime's `rope`: cos then sin, bf16 [maxSeq, D]).
+  {
+    std::vector<__nv_bfloat16> rope(size_t(maxSeq) * D);
+    for (int s = 0; s < maxSeq; ++s)
+      for (int i = 0; i < D / 2; ++i) {
+        const double a = s * std::pow(1e6, -2.0 * i / D);
+        rope[size_t(s) * D + i] = __float2bfloat16(float(std::cos(a)));
+        rope[size_t(s) * D + D / 2 + i] = __float2bfloat16(float(std::sin(a)));
+      }
+    buf[23] = upload(rope);
+  }
+  // Qwen3-8B's O projection tile (residual, K 4096, 32 columns) at 1 row.
+  const int kO = 4096, nO = 32;
+  buf[24] = upload(randomBf16(rng, kO, 2.f));
+  buf[25] = upload(randomBf16(rng, size_t(nO) * kO, 0.05f));
+  buf[26] = upload(std::vector<uint16_t>(nO));
+  buf[27] = upload(randomBf16(rng, nO, 1.f));
   void **dBuf = upload(buf);
   const uint32_t none = tawa::mega::kNoBuffer;
   LinearParams lpA{};
   lpA.in = 9, lpA.normWeight = 10, lpA.w0 = lpA.w1 = lpA.w2 = 11;
-  lpA.out = 12, lpA.residual = none, lpA.m = 1, lpA.n = nA, lpA.k = kA;
+  lpA.out = 12, lpA.residual = none, lpA.argmaxKeys = none, lpA.m = 1;
+  lpA.n = nA, lpA.k = kA;
   lpA.tileM = 1, lpA.tileN = 32, lpA.colTiles = nA / 32;
   lpA.seg1 = lpA.seg2 = nA, lpA.eps = 1e-6f;
   lpA.ringBytes = tawa::mega::linearRingBytes(1);
@@ -332,9 +350,16 @@ int main(int argc, char **argv) {
   LinearParams lpG1{};
   lpG1.in = 17, lpG1.normWeight = 18, lpG1.w0 = 19, lpG1.w1 = 20;
   lpG1.w2 = none, lpG1.out = 21, lpG1.residual = none, lpG1.m = 1;
+  lpG1.argmaxKeys = none;
   lpG1.n = nG, lpG1.k = kG, lpG1.tileM = 1, lpG1.tileN = nG;
   lpG1.colTiles = 1, lpG1.seg1 = lpG1.seg2 = nG, lpG1.paired = 1;
   lpG1.eps = 1e-6f, lpG1.ringBytes = tawa::mega::linearRingBytes(1);
+  LinearParams lpO8{};
+  lpO8.in = 24, lpO8.normWeight = none, lpO8.w0 = lpO8.w1 = lpO8.w2 = 25;
+  lpO8.out = 26, lpO8.residual = 27, lpO8.argmaxKeys = none, lpO8.m = 1;
+  lpO8.n = nO, lpO8.k = kO, lpO8.tileM = 1, lpO8.tileN = nO;
+  lpO8.colTiles = 1, lpO8.seg1 = lpO8.seg2 = nO, lpO8.eps = 1e-6f;
+  lpO8.ringBytes = tawa::mega::linearRingBytes(1);
   LinearParams lpG16 = lpG1;
   lpG16.m = lpG16.tileM = 16;
   lpG16.ringBytes = tawa::mega::linearRingBytes(16);
@@ -353,7 +378,7 @@ int main(int argc, char **argv) {
   ap.lowSmemBytes =
       tawa::mega::taskLowSmemBytes(tawa::mega::linearRingBytes(1));
   ap.prefetch = 1, ap.scale = 1.f / std::sqrt(float(D)), ap.eps = 1e-6f;
-  ap.ropeTheta = 1e6f;
+  ap.rope = 23;
   // One task over the whole context (512 positions, no split and no merge):
   // the 8B group of 4 q heads, or one q head per task (group 1).
   DecodeAttentionParams apWhole = ap;
@@ -436,6 +461,13 @@ int main(int argc, char **argv) {
       {"linear 8B gate/up tile, 16 rows (72 KB ring), prefetched, idle GPU, "
        "L2 warm",
        3, 0, 1, false, &lpG16},
+      {"linear 8B O tile (residual, 32 columns), 1 row, prefetched, "
+       "streaming, L2 warm",
+       3, 0, sms, false, &lpO8},
+      {"linear 8B O tile, 1 row, prefetched, streaming, weights from memory", 3,
+       0, sms, true, &lpO8},
+      {"linear 8B O tile, 1 row, prefetched, idle GPU, L2 warm", 3, 0, 1, false,
+       &lpO8},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];

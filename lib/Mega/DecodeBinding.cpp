@@ -36,6 +36,8 @@ const char *bufferKindName(BufferKind kind) {
     return "staged weight";
   case BufferKind::Scratch:
     return "scratch";
+  case BufferKind::Constant:
+    return "constant";
   }
   return "?";
 }
@@ -382,6 +384,8 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     p.vCache = tensor(lp + "v_cache");
     p.positions = b.positions;
     p.blockTable = b.blockTable;
+    // One RoPE table for every layer, filled by the runtime.
+    p.rope = add("rope", BufferType::BF16, {o.maxSeq, D}, BufferKind::Constant);
     p.pageSize = static_cast<int32_t>(o.pageSize);
     p.pageShift = 0;
     while ((int64_t(1) << p.pageShift) < o.pageSize)
@@ -420,7 +424,6 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
         });
     p.scale = static_cast<float>(1.0 / std::sqrt(double(D)));
     p.eps = static_cast<float>(c.rmsNormEps);
-    p.ropeTheta = static_cast<float>(c.ropeTheta);
     out = pack(p);
     return error.empty() && p.qkv != kNoBuffer;
   }
@@ -508,8 +511,7 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       os << " out=" << name(p.out) << " residual=" << name(p.residual);
       if (p.argmaxKeys != kNoBuffer)
         os << " argmax=" << name(p.argmaxKeys);
-      os
-         << " m=" << p.m << " n=" << p.n << " k=" << p.k << " tile=" << p.tileM
+      os << " m=" << p.m << " n=" << p.n << " k=" << p.k << " tile=" << p.tileM
          << "x" << p.tileN << " segments=" << p.seg1 << "," << p.seg2
          << " paired=" << p.paired << " f32=" << p.outF32
          << " ring=" << p.ringBytes;
@@ -524,7 +526,7 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
          << " out=" << name(p.out) << " part=" << name(p.partOut) << ","
          << name(p.partLse) << " counters=" << name(p.counters)
          << " group=" << p.group << " d=" << p.headDim
-         << " theta=" << p.ropeTheta << " chunks=" << p.chunks << "x"
+         << " rope=" << name(p.rope) << " chunks=" << p.chunks << "x"
          << p.chunkLen << " low_smem=" << p.lowSmemBytes
          << " prefetch=" << p.prefetch;
       break;

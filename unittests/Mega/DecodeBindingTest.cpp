@@ -214,7 +214,17 @@ TEST(DecodeBinding, AttentionSplitsOnlyWhenTheGraphDoes) {
   EXPECT_EQ(p.qkNorm, 1);
   EXPECT_EQ(b.buffers[p.qNorm].name, "model.layers.0.self_attn.q_norm.weight");
   EXPECT_EQ(b.buffers[p.kNorm].name, "model.layers.0.self_attn.k_norm.weight");
-  EXPECT_FLOAT_EQ(p.ropeTheta, 1000000.0f);
+  // RoPE from the runtime's table: one for every layer, [maxSeq, D].
+  ASSERT_NE(p.rope, kNoBuffer);
+  EXPECT_EQ(b.buffers[p.rope].name, "rope");
+  EXPECT_EQ(b.buffers[p.rope].kind, BufferKind::Constant);
+  EXPECT_EQ(b.buffers[p.rope].type, BufferType::BF16);
+  EXPECT_EQ(b.buffers[p.rope].shape, (std::vector<int64_t>{o.maxSeq, 128}));
+  {
+    int j = 0;
+    opNamed(g, "l1.attention", j);
+    EXPECT_EQ(paramsAs<DecodeAttentionParams>(b.params[j]).rope, p.rope);
+  }
   // One request: every task is AOT, so the worker may issue an attention
   // tile's cache copies before its inputs are ready.
   EXPECT_EQ(p.prefetch, 1);

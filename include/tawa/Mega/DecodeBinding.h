@@ -40,6 +40,12 @@ enum class BufferKind {
   /// that have ended, per row and KV head): the runtime places them in its
   /// step state, which it zeroes before every step; the host binds nothing.
   Scratch,
+  /// A table the runtime computes from the model's config when it is
+  /// created and owns; the host binds nothing. One today: `rope`, BF16
+  /// [maxSeq, headDim], row s the cosines then the sines of s · θ^(−2i/D)
+  /// for i < D/2 (DecodeAttentionParams::rope), so that the mega-kernel
+  /// holds no powf or sincosf code.
+  Constant,
 };
 
 const char *bufferKindName(BufferKind kind);

@@ -230,6 +230,10 @@ struct DecodeAttentionParams {
   /// chunks > 1 without a merge task: I32 [B, kvHeads], zero at the step's
   /// start (scratch), else kNoBuffer.
   uint32_t counters;
+  /// BF16 [maxSeq, D] (BufferKind::Constant): row s holds cos(s · f_i) for
+  /// i < D/2, then sin(s · f_i), f_i = θ^(−2i/D), each rounded to bf16 as
+  /// the reference rounds its cos and sin.
+  uint32_t rope;
   int32_t batch, kvHeads, group, headDim, maxSeq, chunks, chunkLen;
   int32_t qkvCols, qkNorm;
   int32_t pageSize, pageShift, pagesPerRow; ///< pageSize = 1 << pageShift
@@ -239,7 +243,7 @@ struct DecodeAttentionParams {
   /// it in between to overwrite them).
   int32_t prefetch;
   float scale; ///< 1 / sqrt(D)
-  float eps, ropeTheta;
+  float eps;
 };
 
 /// AttentionMerge: tile (b, h) combines the chunks' partial outputs.
@@ -284,20 +288,20 @@ struct alignas(16) OpParams {
 /// the buffer table), this many of them: a worker resolves them into
 /// pointers once, when it stages the operator's parameters for its next
 /// task (DecodeTasks::stage).
-constexpr int kMaxBufferFields = 11;
+constexpr int kMaxBufferFields = 12;
 TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
   return kind == TaskKind::Embedding         ? 3
          : kind == TaskKind::RmsNormLinear   ? 8
          : kind == TaskKind::LinearResidual  ? 8
-         : kind == TaskKind::DecodeAttention ? 11
+         : kind == TaskKind::DecodeAttention ? 12
          : kind == TaskKind::AttentionMerge  ? 3
          : kind == TaskKind::Argmax          ? 2
                                              : 0;
 }
 static_assert(offsetof(EmbeddingParams, batch) == 3 * 4, "3 buffer fields");
 static_assert(offsetof(LinearParams, m) == 8 * 4, "8 buffer fields");
-static_assert(offsetof(DecodeAttentionParams, batch) == 11 * 4,
-              "11 buffer fields");
+static_assert(offsetof(DecodeAttentionParams, batch) == 12 * 4,
+              "12 buffer fields");
 static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,
               "3 buffer fields");
 static_assert(sizeof(ArgmaxParams) == 2 * 4, "2 buffer fields");

@@ -51,8 +51,10 @@ void tawa_mega_destroy(tawa_mega_decoder *d);
  * (a linear's weight in the layout it streams: bind it to the output of
  * tawa_mega_pack_weight for weight tawa_mega_buffer_source), 6 scratch
  * (counters the runtime keeps in its own zeroed state: bound already, and
- * tawa_mega_bind refuses them). `shape` has
- * room for 8 dimensions. */
+ * tawa_mega_bind refuses them), 7 constant (a table the runtime computes
+ * from the config at creation and owns, today the RoPE cosines and sines
+ * `rope`: bound already, refused by tawa_mega_bind). `shape` has room for 8
+ * dimensions. */
 int tawa_mega_num_buffers(const tawa_mega_decoder *d);
 const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index);
 int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,

@@ -64,6 +64,24 @@ __global__ void packStagedWeight(const __nv_bfloat16 *src,
   }
 }
 
+/// The RoPE table (BufferKind::Constant `rope`, DecodeAttentionParams::rope):
+/// row s of [maxSeq, D] holds bf16(cos(s · f_i)) for i < D/2, then
+/// bf16(sin(s · f_i)), f_i = 1 / θ^(2i/D) in float, as the reference
+/// computes them (float inverse frequencies, float products, then bf16).
+__global__ void fillRopeTable(__nv_bfloat16 *table, int32_t maxSeq, int32_t d,
+                              float theta) {
+  const int half = d / 2;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       e < int64_t(maxSeq) * half; e += int64_t(gridDim.x) * blockDim.x) {
+    const int s = int(e / half), i = int(e % half);
+    const float invFreq = 1.0f / powf(theta, float(2 * i) / float(d));
+    float sn, cs;
+    sincosf(float(s) * invFreq, &sn, &cs);
+    table[int64_t(s) * d + i] = __float2bfloat16_rn(cs);
+    table[int64_t(s) * d + half + i] = __float2bfloat16_rn(sn);
+  }
+}
+
 } // namespace
 
 struct tawa_mega_decoder {
@@ -80,6 +98,8 @@ struct tawa_mega_decoder {
   /// One record per AOT queue position, rebuilt whenever the addresses
   /// change (buildStagedTasks).
   StagedTask *stagedDev = nullptr;
+  /// The BufferKind::Constant buffers, owned here.
+  std::vector<void *> constantsDev;
   std::string summary;
   int clockKHz = 0;
   /// The step (state memset, cooperative launch) as a CUDA graph, captured
@@ -99,6 +119,8 @@ struct tawa_mega_decoder {
     cudaFree(paramsDev);
     cudaFree(pointersDev);
     cudaFree(stagedDev);
+    for (void *p : constantsDev)
+      cudaFree(p);
   }
 };
 
@@ -232,6 +254,27 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
     if (d->binding.buffers[i].kind == BufferKind::Scratch)
       d->pointers[i] =
           static_cast<char *>(d->launcher.scratch()) + scratchAt[i];
+  for (size_t i = 0; i < nb; ++i) {
+    const BufferDesc &b = d->binding.buffers[i];
+    if (b.kind != BufferKind::Constant)
+      continue;
+    if (b.name != "rope" || b.type != BufferType::BF16 || b.shape.size() != 2)
+      return failWith("constant buffer '" + b.name +
+                      "': the runtime computes only `rope`");
+    void *table = nullptr;
+    if (!cudaOk(cudaMalloc(&table, size_t(b.elements()) * 2), "cudaMalloc"))
+      return 1;
+    d->constantsDev.push_back(table);
+    d->pointers[i] = table;
+    const int32_t rows = int32_t(b.shape[0]), dim = int32_t(b.shape[1]);
+    const int64_t work = int64_t(rows) * (dim / 2);
+    fillRopeTable<<<unsigned(std::min<int64_t>((work + 255) / 256, 4096)),
+                    256>>>(static_cast<__nv_bfloat16 *>(table), rows, dim,
+                           static_cast<float>(d->config.ropeTheta));
+    if (!cudaOk(cudaGetLastError(), "filling the RoPE table") ||
+        !cudaOk(cudaDeviceSynchronize(), "filling the RoPE table"))
+      return 1;
+  }
   if (!cudaOk(cudaMalloc(&d->paramsDev,
                          d->binding.params.size() * sizeof(OpParams)),
               "cudaMalloc") ||
@@ -323,6 +366,9 @@ int tawa_mega_bind(tawa_mega_decoder *d, int index, void *ptr) {
   if (d->binding.buffers[index].kind == BufferKind::Scratch)
     return failWith("buffer '" + d->binding.buffers[index].name +
                     "' is scratch: the runtime places it in its own state");
+  if (d->binding.buffers[index].kind == BufferKind::Constant)
+    return failWith("buffer '" + d->binding.buffers[index].name +
+                    "' is a constant the runtime computes and owns");
   if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
     return failWith("buffer '" + d->binding.buffers[index].name +
                     "': address is null or not 16-byte aligned");

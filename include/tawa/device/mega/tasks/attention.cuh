@@ -82,9 +82,9 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
 /// What a lane needs of the step before the QKV row is ready: the RoPE
 /// cosines and sines of its distinct frequencies at the row's position and
 /// the q/k norm weights of its elements (normRopeHead's cs, sn and w). The
-/// prefetch fills it before the worker waits (powf, sincosf and the weight
-/// loads then stay off the chain from the projection to attention); a task
-/// that was not prefetched fills it itself.
+/// prefetch fills it before the worker waits (the table and weight loads
+/// then stay off the chain from the projection to attention); a task that
+/// was not prefetched fills it itself.
 struct AttnLaneTable {
   float cs[4][32], sn[4][32], wq[8][32], wk[8][32];
   int32_t pos;
@@ -124,17 +124,13 @@ __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
             : 0;
     if (lane == 0)
       t.pos = pos;
+    // The row's cosines and sines from the runtime's table (already bf16).
     const int half = D / 2, distinct = max(1, half / 32);
+    const bf16 *rope = bufferAt<const bf16>(buffers, p.rope) + size_t(pos) * D;
     for (int j = 0; j < 4; ++j) {
-      float c = 0.f, sn = 0.f;
-      if (j < distinct) {
-        const float invFreq =
-            1.0f /
-            powf(p.ropeTheta, float(2 * ((lane + 32 * j) % half)) / float(D));
-        sincosf(float(pos) * invFreq, &sn, &c);
-      }
-      t.cs[j][lane] = roundBf16(c);
-      t.sn[j][lane] = roundBf16(sn);
+      const int f = (lane + 32 * j) % half;
+      t.cs[j][lane] = j < distinct ? toFloat(rope[f]) : 0.f;
+      t.sn[j][lane] = j < distinct ? toFloat(rope[half + f]) : 0.f;
     }
     t.pages[lane] = pool;
     __syncwarp();
