@@ -185,7 +185,7 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   // another's. (Group sizes no build has are refused by the binder.)
   const int64_t group =
       d->config.numKvHeads > 0 ? d->config.numHeads / d->config.numKvHeads : 0;
-  if ((group == 1 || group == 2 || group == 4 || group == 8) &&
+  if (attentionGroupBit(int(group)) >= 0 &&
       !attentionCompiled(int(group), int(d->config.headDim)))
     return failWith(
         "this build of the mega-kernel library has no attention for " +

@@ -25,14 +25,20 @@
 
 namespace tawa::device::mega {
 
+/// The bit of TAWA_MEGA_ATTN_GROUPS for `group` q heads per KV head, or -1
+/// for a group decode attention does not take (only 1, 2, 4 and 8).
+__host__ __device__ constexpr int attentionGroupBit(int group) {
+  return group == 1   ? 0
+         : group == 2 ? 1
+         : group == 4 ? 2
+         : group == 8 ? 3
+                      : -1;
+}
+
 /// Whether this build has the attention of `group` q heads per KV head and
 /// head dimension `headDim`.
 __host__ __device__ constexpr bool attentionCompiled(int group, int headDim) {
-  const int bit = group == 1   ? 0
-                  : group == 2 ? 1
-                  : group == 4 ? 2
-                  : group == 8 ? 3
-                               : -1;
+  const int bit = attentionGroupBit(group);
   return bit >= 0 && ((TAWA_MEGA_ATTN_GROUPS) >> bit & 1) != 0 &&
          (headDim == 128 || (TAWA_MEGA_ATTN_ANY_HEAD_DIM) != 0);
 }

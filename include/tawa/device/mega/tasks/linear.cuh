@@ -50,6 +50,10 @@ struct LinearTile {
            size_t(c) * tawa::mega::stagedWeightCols(p.k);
   }
 
+  /// What a float output (the LM head's logits) holds for sum `acc`: the
+  /// bf16 rounding of the reference's bf16 projection.
+  __device__ static float f32Output(float acc) { return roundBf16(acc); }
+
   /// Stores the float sum of tile row r, virtual column v. Paired, `up` is
   /// the sum of up column v (v < cols; gate is acc): the output is
   /// bf16(bf16(silu(bf16(gate))) · bf16(up)), the reference's F.silu(gate) *
@@ -65,7 +69,7 @@ struct LinearTile {
     }
     const size_t at = size_t(b) * p.n + col0 + v;
     if (p.outF32) {
-      bufferAt<float>(buffers, p.out)[at] = roundBf16(acc);
+      bufferAt<float>(buffers, p.out)[at] = f32Output(acc);
     } else if (p.residual != tawa::mega::kNoBuffer) {
       float res = toFloat(bufferAt<const bf16>(buffers, p.residual)[at]);
       bufferAt<bf16>(buffers, p.out)[at] = toBf16(roundBf16(acc) + res);
@@ -519,16 +523,18 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       rowScale[r] = rsqrtf(rowScale[r] / float(p.k) + p.eps);
     __syncthreads();
   }
-  auto scale = [&](int r) { return norm ? rowScale[r] : 1.f; };
+  // Row r's output sum of virtual column v.
+  auto value = [&](int r, int v) {
+    return sum(r * t.vcols + v) * (norm ? rowScale[r] : 1.f);
+  };
   if (p.paired) // gate column v, up column v + cols of the same row
     for (int i = threadIdx.x; i < t.rows * t.cols; i += kTaskThreads) {
       const int r = i / t.cols, v = i % t.cols;
-      t.store(r, v, sum(r * t.vcols + v) * scale(r),
-              sum(r * t.vcols + t.cols + v) * scale(r));
+      t.store(r, v, value(r, v), value(r, t.cols + v));
     }
   else
     for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-      t.store(i / t.vcols, i % t.vcols, sum(i) * scale(i / t.vcols));
+      t.store(i / t.vcols, i % t.vcols, value(i / t.vcols, i % t.vcols));
   // The LM head: each row's largest logit of the tile (as stored: rounded
   // to bf16) raises the row's key, so that the argmax task reads one key a
   // row instead of the whole vocabulary's logits (23 µs on one SM). Warps
@@ -540,7 +546,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       uint64_t best = 0;
       for (int v = (it % parts) * 32 + lane; v < t.vcols; v += parts * 32)
         best = max(best, tawa::mega::argmaxKey(
-                             roundBf16(sum(r * t.vcols + v) * scale(r)),
+                             LinearTile::f32Output(value(r, v)),
                              uint32_t(t.col0 + v)));
       best = warpMax(best);
       if (lane == 0 && best != 0)
