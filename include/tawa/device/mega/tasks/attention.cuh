@@ -107,8 +107,8 @@ __device__ __forceinline__ int attnFirstPage(const DecodeAttentionParams &p,
 }
 
 /// The whole CTA (no barrier; warp 0's entries are visible to warp 0 when it
-/// returns): fills `t` for `tile`. Warp 0 loads the position and the pages and
-/// computes the RoPE table, warp 1 (or 0) loads the norm weights.
+/// returns): fills `t` for `tile`. Warp 0 loads the position, the pages and
+/// the row's RoPE cosines and sines, warp 1 (or 0) the norm weights.
 __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
                                          void *const *buffers, uint32_t tile,
                                          AttnLaneTable &t) {
