@@ -434,11 +434,29 @@ int tawa_mega_check(tawa_mega_decoder *d) {
                          cudaMemcpyDeviceToHost),
               "reading the state"))
     return 1;
-  if (words[0] == 0 && words[1] == 0)
+  // Arrivals past a trigger count: counted by the atomic arrivals, and
+  // found here for the release reductions of plans without JIT tasks
+  // (runtime.cuh, arrive), whose workers do not see the count.
+  const std::vector<EventDesc> &events = d->tables.events;
+  std::vector<uint32_t> arrivals(events.size());
+  if (!arrivals.empty() &&
+      !cudaOk(cudaMemcpy(arrivals.data(), s.arrivals, arrivals.size() * 4,
+                         cudaMemcpyDeviceToHost),
+              "reading the state"))
+    return 1;
+  std::string over;
+  for (size_t e = 0; e < events.size(); ++e)
+    if (arrivals[e] > events[e].triggerCount && over.size() < 200)
+      over += " event " + std::to_string(e) + ": " +
+              std::to_string(arrivals[e]) + " arrivals for a count of " +
+              std::to_string(events[e].triggerCount) + ";";
+  if (words[0] == 0 && words[1] == 0 && over.empty())
     return 0;
   std::string msg;
   if (words[0])
     msg += std::to_string(words[0]) + " arrivals past an event's count; ";
+  if (!over.empty())
+    msg += "arrivals past a count:" + over + " ";
   uint32_t n = std::min(words[1], s.watchdog.capacity);
   std::vector<WaitReport> reports(n);
   if (n && !cudaOk(cudaMemcpy(reports.data(), s.watchdog.reports,

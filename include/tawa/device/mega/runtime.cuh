@@ -131,10 +131,23 @@ describeEventWait(const TablesView &t, const RuntimeState &s, WaiterRole role,
 /// Thread 0 of a worker: one arrival at `e` (after the CTA barrier that
 /// follows the task); hands a completed JIT event to its scheduler.
 /// `completed`: this arrival fired `e` (and, acq_rel, acquired every earlier
-/// arrival's writes). False when the watchdog stopped the hand-over.
+/// arrival's writes); always false for a release reduction, whose worker
+/// does not learn the count. Returns false when the watchdog stopped the
+/// hand-over.
 __device__ inline bool arrive(const TablesView &t, const RuntimeState &s,
                               uint32_t numSchedulers, uint32_t worker,
                               uint32_t task, uint32_t e, bool &completed) {
+  // A plan without just-in-time tasks hands no event to a scheduler, so an
+  // arrival needs no answer: a release reduction, which the worker does not
+  // wait for. The atomic's round trip and the descriptor's load would each
+  // be an L2 round trip, microseconds while the weights stream, between the
+  // task and the worker's next one. Arrivals past a trigger count are then
+  // found after the step (tawa_mega_check compares every event's count).
+  if (t.numJitTasks == 0) {
+    reduceAddRelease(&s.arrivals[e], 1);
+    completed = false;
+    return true;
+  }
   // The event's descriptor is read before the arrival: a load after the
   // acq_rel atomic would wait for it (one more L2 round trip before the
   // worker moves on).

@@ -57,6 +57,13 @@ __device__ __forceinline__ uint32_t fetchAddRelaxed(uint32_t *p, uint32_t v) {
   return old;
 }
 
+/// Adds `v` at `p`, releasing the caller's earlier writes, without an
+/// answer: the thread does not wait for the add to reach memory.
+__device__ __forceinline__ void reduceAddRelease(uint32_t *p, uint32_t v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v)
+               : "memory");
+}
+
 /// Publishes `desired` where `expected` is, releasing earlier writes; returns
 /// the value found.
 __device__ __forceinline__ uint32_t compareSwapRelease(uint32_t *p,
