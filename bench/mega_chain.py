@@ -12,7 +12,11 @@ order; chunks = attention tasks / merge tasks), when the merges start and
 end, and when the O projection's first task starts and its last ends. Prints
 the means over the layers (and the largest value) in microseconds: what a
 hop, a straggling chunk or the merge costs on the chain between the QKV
-and the O projection (docs/MEGAKERNEL.md, run 162).
+and the O projection (docs/MEGAKERNEL.md, run 162). With --by-previous it
+also groups the attention tasks by when their worker's previous task ended
+(its operator kind and whole microseconds from t0): a worker that ends its
+QKV tile late still runs its attention prefetch and its wait after t0
+(run 233).
 """
 import argparse
 import collections
@@ -63,12 +67,47 @@ def chain(ops, chunks=None):
     return len(layers), rows
 
 
+def by_previous(path):
+    """{(previous task's kind, floor(its end - t0 in µs)): [attention start - t0
+    in µs]}, over every layer; kind 'none' (bucket 0) for a worker's first task."""
+    tasks = []
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            tasks.append((int(row['start_ns']), int(row['end_ns']), int(row['worker']), row['op']))
+    by_worker = collections.defaultdict(list)
+    for t in tasks:
+        by_worker[t[2]].append(t)
+    for w in by_worker.values():
+        w.sort()
+    t0 = {}
+    for s, e, _, op in tasks:
+        layer, _, kind = op.partition('.')
+        if kind == 'qkv':
+            t0[layer] = max(t0.get(layer, e), e)
+    groups = collections.defaultdict(list)
+    for s, e, w, op in tasks:
+        layer, _, kind = op.partition('.')
+        if kind != 'attention' or layer not in t0:
+            continue
+        earlier = [t for t in by_worker[w] if t[1] <= s and t[0] < s]
+        if earlier:
+            prev = max(earlier, key=lambda t: t[1])
+            key = (prev[3].partition('.')[2] or prev[3], (prev[1] - t0[layer]) // 1000)
+        else:
+            key = ('none', 0)
+        groups[key].append((s - t0[layer]) / 1e3)
+    return groups
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('csv', help='the trace CSV of bench/mega_decode_profile.py --csv')
     ap.add_argument('--chunks', type=int, default=None,
                     help='attention tasks per (row, KV head) (default: per merge task, or one '
                          'row for all attention tasks when the plan has no merge task)')
+    ap.add_argument('--by-previous', action='store_true',
+                    help="also group the attention tasks' starts by when their worker's "
+                         'previous task ended')
     args = ap.parse_args()
     if args.chunks is not None and args.chunks < 1:
         ap.error('--chunks must be at least 1')
@@ -81,6 +120,12 @@ def main():
             xs = [v[k] for v in values]
             cols.append(f'{statistics.mean(xs):7.2f} ({max(xs):6.2f})')
         print(f'{name:20s} ' + ' '.join(cols))
+    if args.by_previous:
+        print('attention start by when the worker\'s previous task ended (µs from t0, '
+              'whole µs): tasks, start mean (min)')
+        for (kind, at), starts in sorted(by_previous(args.csv).items()):
+            print(f'  {kind:14s} {at:5d} {len(starts):6d} {statistics.mean(starts):7.2f} '
+                  f'({min(starts):6.2f})')
 
 
 if __name__ == '__main__':
