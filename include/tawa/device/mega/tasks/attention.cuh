@@ -79,14 +79,16 @@ __device__ inline void normRopeHead(float (&v)[8], const float (&w)[8],
   __syncwarp(); // xs is rewritten by the warp's next head
 }
 
-/// What a lane needs of the step before the QKV row is ready: the RoPE
-/// cosines and sines of its distinct frequencies at the row's position and
-/// the q/k norm weights of its elements (normRopeHead's cs, sn and w). The
-/// prefetch fills it before the worker waits (the table and weight loads
-/// then stay off the chain from the projection to attention); a task that
-/// was not prefetched fills it itself.
+/// What a lane needs of the step before the QKV row is ready: the q/k norm
+/// weights of its elements (normRopeHead's w), the row's position and the
+/// chunk's first pages. The prefetch fills it before the worker waits (those
+/// loads then stay off the chain from the projection to attention); a task
+/// that was not prefetched fills it itself. The RoPE row depends on the
+/// position, so the prefetch only asks L2 for it and the task loads it
+/// beside the q/k/v row (one round trip less between a late QKV tile and
+/// the poll).
 struct AttnLaneTable {
-  float cs[4][32], sn[4][32], wq[8][32], wk[8][32];
+  float wq[8][32], wk[8][32];
   int32_t pos;
   /// Pool pages of the row's logical pages firstPage + [0, 32) (the chunk's
   /// first 32 pages; entries past the row's table are 0), loaded alongside
@@ -107,8 +109,8 @@ __device__ __forceinline__ int attnFirstPage(const DecodeAttentionParams &p,
 }
 
 /// The whole CTA (no barrier; warp 0's entries are visible to warp 0 when it
-/// returns): fills `t` for `tile`. Warp 0 loads the position, the pages and
-/// the row's RoPE cosines and sines, warp 1 (or 0) the norm weights.
+/// returns): fills `t` for `tile`. Warp 0 loads the position and the pages
+/// (and asks L2 for the RoPE row), warp 1 (or 0) the norm weights.
 __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
                                          void *const *buffers, uint32_t tile,
                                          AttnLaneTable &t) {
@@ -124,14 +126,13 @@ __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
             : 0;
     if (lane == 0)
       t.pos = pos;
-    // The row's cosines and sines from the runtime's table (already bf16).
-    const int half = D / 2, distinct = max(1, half / 32);
-    const bf16 *rope = bufferAt<const bf16>(buffers, p.rope) + size_t(pos) * D;
-    for (int j = 0; j < 4; ++j) {
-      const int f = (lane + 32 * j) % half;
-      t.cs[j][lane] = j < distinct ? toFloat(rope[f]) : 0.f;
-      t.sn[j][lane] = j < distinct ? toFloat(rope[half + f]) : 0.f;
-    }
+    // The task loads the row's cosines, then sines (beside its q/k/v row):
+    // ask L2 for both lines now, without waiting, so that the task's load
+    // finds them in L2 instead of memory (run 237).
+    const int half = D / 2;
+    if (lane < 2)
+      prefetchL2(bufferAt<const bf16>(buffers, p.rope) + size_t(pos) * D +
+                 lane * half);
     t.pages[lane] = pool;
     __syncwarp();
   }
@@ -431,6 +432,19 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       hv[it][j] =
           item <= G && lane + 32 * j < D ? toFloat(src[lane + 32 * j]) : 0.f;
   }
+  // The row's RoPE cosines and sines (the runtime's table, bf16), loaded
+  // beside the q/k/v row: one round trip for both, none in the prefetch.
+  float cs[4], sn[4];
+  {
+    const int half = D / 2, distinct = max(1, half / 32);
+    const bf16 *rope = bufferAt<const bf16>(buffers, p.rope) + size_t(pos) * D;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int f = (lane + 32 * j) % half;
+      cs[j] = j < distinct ? toFloat(rope[f]) : 0.f;
+      sn[j] = j < distinct ? toFloat(rope[half + f]) : 0.f;
+    }
+  }
   uint4 vNewPart = make_uint4(0, 0, 0, 0); // thread t < D / 8: v[8t, 8t + 8)
   if (threadIdx.x < D / 8)
     vNewPart = *reinterpret_cast<const uint4 *>(
@@ -451,12 +465,6 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   // cache for the steps after this one.
   {
     const int distinct = max(1, D / 64);
-    float cs[4], sn[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      cs[j] = lt.cs[j][lane];
-      sn[j] = lt.sn[j][lane];
-    }
     // The append's row in the pool (in the staged pages unless the chunk
     // is longer than 32 pages).
     const size_t newRow = holdsNew ? c.rowOffset(pos) : 0;

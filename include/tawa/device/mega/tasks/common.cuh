@@ -63,6 +63,12 @@ __device__ __forceinline__ uint4 loadWeight16(const bf16 *p) {
   return v;
 }
 
+/// Asks L2 for the line holding `p` and does not wait for it: a later load
+/// of it then pays an L2 round trip, not a memory one.
+__device__ __forceinline__ void prefetchL2(const void *p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 /// The eight bf16 of a 16-byte vector as floats.
 __device__ __forceinline__ void unpack8(const uint4 &v, float (&f)[8]) {
   const uint32_t w[4] = {v.x, v.y, v.z, v.w};
