@@ -183,9 +183,8 @@ def main():
     for name in names:
         cfg, _, _, _, *options = CASES[name]
         shape = ModelShape.from_config(cfg)
-        flag_sets.add(tuple(tawa.mega.specialization_flags(
-            shape.num_attention_heads // shape.num_key_value_heads, shape.head_dim))
-            if (options[0] if options else {}).get('specialize', True) else ())
+        flag_sets.add(tuple(tawa.mega.model_specialization_flags(shape))
+                      if (options[0] if options else {}).get('specialize', True) else ())
     t0 = time.time()
     paths = tawa.mega.build_libraries(sorted(flag_sets))
     print(f'seed {seed}; {len(paths)} libraries in {time.time() - t0:.1f} s', flush=True)

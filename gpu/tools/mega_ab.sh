@@ -34,8 +34,7 @@ else:
     from mega_decode_bench import MODELS
     from tawa.mega.reference import ModelShape
     shapes = [ModelShape.from_config(MODELS[n]) for n in os.environ['AB_MODELS'].split(',')]
-    print(m.build_libraries([m.specialization_flags(s.num_attention_heads // s.num_key_value_heads, s.head_dim)
-                             for s in shapes]))
+    print(m.build_libraries([m.model_specialization_flags(s) for s in shapes]))
     print('specialized')"); }
 build "$base" >/tmp/mega-ab-A.txt 2>&1 & pa=$!
 build "$root" >/tmp/mega-ab-B.txt 2>&1 & pb=$!

@@ -22,12 +22,15 @@ status=0
 start=$(date +%s)
 # The libraries, built at once: the one with every kernel variant and the
 # benchmark's, each with only its model's attention
-# (tawa.mega.specialization_flags: 2 q heads per KV head for 0.6B and 1.7B,
-# 4 for 8B). The GPU test builds its cases' own.
+# (tawa.mega.model_specialization_flags of bench/mega_decode_bench.py's
+# models). The GPU test builds its cases' own.
 python3 -c "
-import time, tawa.mega as m
+import sys, time, tawa.mega as m
+sys.path.insert(0, '$root/bench')
+from mega_decode_bench import MODELS
 t = time.time()
-sets = [()] + [m.specialization_flags(g, 128) for g in (2, 4)]
+sets = [()] + sorted({tuple(m.model_specialization_flags(m.ModelShape.from_config(c)))
+                      for c in MODELS.values()})
 for flags, path in zip(sets, m.build_libraries(sets)):
     print('library', ' '.join(flags) or '(every variant)', path)
 print(f'{time.time() - t:.1f} s')" 2>&1 || { echo "BUILD FAILED"; exit 1; }

@@ -67,6 +67,17 @@ def test_specialization_flags():
     assert flags(3, 128)[0] == "-DTAWA_MEGA_ATTN_GROUPS=15"
 
 
+def test_model_specialization_flags():
+    """A model's flags come from its q heads per KV head and head dimension,
+    whether it is given as a shape or as a Hugging Face-style config."""
+    from types import SimpleNamespace
+    qwen8b = SimpleNamespace(num_attention_heads=32, num_key_value_heads=8, head_dim=128)
+    assert tawa.mega.model_specialization_flags(qwen8b) == tawa.mega.specialization_flags(4, 128)
+    odd = SimpleNamespace(num_attention_heads=12, num_key_value_heads=12, head_dim=64)
+    assert tawa.mega.model_specialization_flags(odd) == ["-DTAWA_MEGA_ATTN_GROUPS=1",
+                                                          "-DTAWA_MEGA_ATTN_ANY_HEAD_DIM=1"]
+
+
 def _create(lib, config, batch):
     lib.tawa_mega_last_error.restype = ctypes.c_char_p
     lib.tawa_mega_create.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,

@@ -14,6 +14,7 @@ _EXPORTS = {
     'build_library': 'build',
     'build_libraries': 'build',
     'specialization_flags': 'build',
+    'model_specialization_flags': 'build',
     'MegaModel': 'decoder',
     'StepKernel': 'decoder',
     'compile': 'decoder',

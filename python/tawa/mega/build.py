@@ -72,6 +72,15 @@ def specialization_flags(group, head_dim):
             f'-DTAWA_MEGA_ATTN_ANY_HEAD_DIM={0 if head_dim == 128 else 1}']
 
 
+def model_specialization_flags(shape):
+    """specialization_flags for a model: `shape` has num_attention_heads,
+    num_key_value_heads and head_dim (a ModelShape or a Hugging Face-style
+    config). The one place that maps a model to its kernel's flags: the
+    decoder, the GPU test and the device scripts all ask here."""
+    return specialization_flags(
+        shape.num_attention_heads // shape.num_key_value_heads, shape.head_dim)
+
+
 def build_library(verbose=False, flags=()):
     """The path of libtawa_mega.so, built if this source version and these
     flags (`flags`, e.g. specialization_flags(...), then $TAWA_MEGA_NVCC_FLAGS,

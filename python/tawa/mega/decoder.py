@@ -20,7 +20,7 @@ import os
 
 import torch
 
-from .build import MegaError, build_library, specialization_flags
+from .build import MegaError, build_library, model_specialization_flags
 from .reference import ModelShape, ReferenceDecoder
 
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
@@ -231,9 +231,8 @@ class MegaModel:
         self.separate_merge = separate_merge
         # The kernel compiled for this model's attention only
         # (build.specialization_flags), or with every variant.
-        self.flags = tuple(specialization_flags(
-            self.shape.num_attention_heads // self.shape.num_key_value_heads,
-            self.shape.head_dim)) if specialize else ()
+        self.flags = (tuple(model_specialization_flags(self.shape))
+                      if specialize else ())
         self._steps = {}
         self._staged = {}  # staged weight name -> its packed copy
         self._host_lengths = [0] * max_batch
