@@ -94,7 +94,7 @@ if [ "${MEGA_ONLY:-}" != test ]; then
     m=${case%%:*} b=${case##*:}
     echo "== profile $m batch $b context 512"
     timeout 200 python3 "$root/bench/mega_decode_profile.py" --model "$m" --batch "$b" \
-      --context 512 --png "$out/mega-timeline-$m-b$b.png" || status=1
+      --context 512 --png "$out/mega-timeline-$m-b$b.png" --csv "$out/mega-trace-$m-b$b.csv" || status=1
   done
 fi
 echo "mega decode run: status $status, $(( $(date +%s) - start )) s"

@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
     // Cold much slower than hot: instruction fetch; both slow: the loop.
     const LinearSmem m(lp, buffers, tile);
     auto rowAt = [&](int r) { return m.xs + r * m.ldx; };
-    float *scratch = m.rowScale + 64;
+    float *scratch = m.rowParts;
     for (int v = 0; v < 4; ++v) {
       __syncthreads();
       const long long t = clock64();

@@ -344,14 +344,18 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
     flush(held);
 }
 
-/// Where a linear tile's data sits in shared memory: row scales, the float
+/// Where a linear tile's data sits in shared memory: row scales and the
+/// parts of the rows' sums of squares (kMaxTileRows floats each), the float
 /// accumulator and the staged input rows at the bottom; the weight ring (2
 /// slots per warp; p.ringBytes, the plan's) at the top, below the tasks'
 /// barriers, where it may be filled before the task runs (linearPrefetch).
+static_assert(2 * tawa::mega::kMaxTileRows * sizeof(float) <=
+                  size_t(tawa::mega::kLinearSmemReserve),
+              "row scales and their sums' parts fit the reserve");
 struct LinearSmem {
   LinearTile t;
   int kc, ldx, slotBytes;
-  float *rowScale, *accS;
+  float *rowScale, *rowParts, *accS;
   bf16 *xs, *ring;
   MBarrier *bars, *inBar;
 
@@ -369,6 +373,7 @@ struct LinearSmem {
     ldx = tawa::mega::linearInputPitch(kc);
     unsigned char *smem = taskSmem();
     rowScale = reinterpret_cast<float *>(smem);
+    rowParts = rowScale + tawa::mega::kMaxTileRows;
     accS = reinterpret_cast<float *>(smem + tawa::mega::kLinearSmemReserve);
     xs = reinterpret_cast<bf16 *>(
         reinterpret_cast<unsigned char *>(accS) +
@@ -398,16 +403,23 @@ __device__ inline void linearPrefetch(const LinearParams &p,
   issueFirstPassStages(LinearSmem(p, buffers, tile));
 }
 
+/// Parts of a row's sum of squares (addRowSquares): at least one a warp.
+__device__ __forceinline__ int rowSquareParts(int rows) {
+  return max(1, kTaskWarps / rows);
+}
+
 /// Each warp: sums of squares of the tile's rows, `len` elements from
-/// `rowAt(r)`, added to rowScale[r] (zeroed before). Warps take (row, part)
-/// pairs so that a small batch still uses every warp; each lane keeps
-/// several 16-byte loads in flight (`Unroll`: 1 for the latency tool's
-/// rolled probe).
+/// `rowAt(r)`, in rowSquareParts(rows) parts a row so that a small batch
+/// still uses every warp: part q of row r is stored to partial[r * parts +
+/// q] by the one warp that takes it. Stored, not added: a float add into
+/// shared memory is a compare-and-swap loop on Hopper, and the four warps
+/// adding into one row's sum took a one-row tile's norm about 0.5 µs (run
+/// 237). Each lane keeps several 16-byte loads in flight (`Unroll`: 1 for
+/// the latency tool's rolled probe).
 template <int Unroll = 8, typename RowFn>
-__device__ void addRowSquares(int rows, int len, RowFn rowAt,
-                              float *rowScale) {
+__device__ void addRowSquares(int rows, int len, RowFn rowAt, float *partial) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int parts = max(1, kTaskWarps / rows);
+  const int parts = rowSquareParts(rows);
   for (int it = warp; it < rows * parts; it += kTaskWarps) {
     const int r = it / parts, part = it % parts;
     const bf16 *row = rowAt(r);
@@ -422,7 +434,7 @@ __device__ void addRowSquares(int rows, int len, RowFn rowAt,
     }
     s = warpSum(s);
     if (lane == 0)
-      atomicAdd(&rowScale[r], s);
+      partial[it] = s;
   }
 }
 
@@ -435,7 +447,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     issueFirstPassStages(m);
   const LinearTile &t = m.t;
   const int kc = m.kc, ldx = m.ldx, slotBytes = m.slotBytes;
-  float *rowScale = m.rowScale, *accS = m.accS;
+  float *rowScale = m.rowScale, *rowParts = m.rowParts, *accS = m.accS;
   bf16 *xs = m.xs, *ring = m.ring;
   MBarrier *bars = m.bars, *inBar = m.inBar;
   // The input rows of a pass are bulk-copied too (completing on `inBar`),
@@ -454,15 +466,10 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   // Sum of squares of each whole row (the reference's RMS, in float). With
   // one pass it is taken from the staged rows below; otherwise from global
   // memory here.
-  if (norm) {
-    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
-      rowScale[r] = 0.f;
-    __syncthreads();
-    if (!onePass)
-      addRowSquares(
-          t.rows, p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; },
-          rowScale);
-  }
+  if (norm && !onePass)
+    addRowSquares(
+        t.rows, p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; },
+        rowParts);
   // Phases of this warp's ring barriers and of the input barrier, carried
   // from the worker's previous tasks.
   TaskBarriers &tb = taskBarriers();
@@ -495,7 +502,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     // scales the sums at the end (rowScale is read only after the passes).
     if (norm && onePass)
       addRowSquares(
-          t.rows, klen, [&](int r) { return xs + r * ldx; }, rowScale);
+          t.rows, klen, [&](int r) { return xs + r * ldx; }, rowParts);
     TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
       linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
@@ -519,8 +526,13 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   TAWA_MEGA_TASK_STAMP(3);
   // RMSNorm: row r's sums times 1 / RMS(x_r) (the reference's float RMS).
   if (norm) {
-    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads)
-      rowScale[r] = rsqrtf(rowScale[r] / float(p.k) + p.eps);
+    const int parts = rowSquareParts(t.rows);
+    for (int r = threadIdx.x; r < t.rows; r += kTaskThreads) {
+      float squares = 0.f;
+      for (int q = 0; q < parts; ++q)
+        squares += rowParts[r * parts + q];
+      rowScale[r] = rsqrtf(squares / float(p.k) + p.eps);
+    }
     __syncthreads();
   }
   // Row r's output sum of virtual column v.
