@@ -16,7 +16,12 @@ and the O projection (docs/MEGAKERNEL.md, run 162). With --by-previous it
 also groups the attention tasks by when their worker's previous task ended
 (its operator kind and whole microseconds from t0): a worker that ends its
 QKV tile late still runs its attention prefetch and its wait after t0
-(run 233).
+(run 233). With --linears it groups the linear tasks' durations by their
+kind, the kind of their worker's previous task and how long the worker was
+idle before them (whole microseconds): a tile whose weights streamed in
+while its worker idled for microseconds and one that started right after its
+worker's previous task take the same time when the tiles do not wait for
+their weights (run 236: Qwen3-0.6B at batch 1).
 """
 import argparse
 import collections
@@ -26,13 +31,39 @@ import sys
 
 
 def load(path):
-    ops = collections.defaultdict(list)
+    """The trace's tasks, (start_ns, end_ns, worker, op, id) each, in file order."""
     with open(path) as f:
-        for row in csv.DictReader(f):
-            ops[row['op']].append((int(row['task']), int(row['start_ns']), int(row['end_ns'])))
-    for tasks in ops.values():
-        tasks.sort()
+        return [(int(row['start_ns']), int(row['end_ns']), int(row['worker']), row['op'],
+                 int(row['task'])) for row in csv.DictReader(f)]
+
+
+def by_op(tasks):
+    """{op: [(id, start_ns, end_ns)] in id order}."""
+    ops = collections.defaultdict(list)
+    for s, e, _, op, task in tasks:
+        ops[op].append((task, s, e))
+    for ts in ops.values():
+        ts.sort()
     return ops
+
+
+def kind_of(op):
+    """An operator's kind: 'qkv' of 'l3.qkv'; operators outside the layers
+    ('embed', 'lm_head') are their own kind."""
+    layer, _, kind = op.partition('.')
+    return kind or layer
+
+
+def previous_tasks(tasks):
+    """[(task, the task its worker ran before it, or None)] for every task."""
+    by_worker = collections.defaultdict(list)
+    for t in tasks:
+        by_worker[t[2]].append(t)
+    out = []
+    for ts in by_worker.values():
+        ts.sort()
+        out += [(t, ts[i - 1] if i else None) for i, t in enumerate(ts)]
+    return out
 
 
 def chain(ops, chunks=None):
@@ -67,35 +98,37 @@ def chain(ops, chunks=None):
     return len(layers), rows
 
 
-def by_previous(path):
+def by_previous(tasks):
     """{(previous task's kind, floor(its end - t0 in µs)): [attention start - t0
     in µs]}, over every layer; kind 'none' (bucket 0) for a worker's first task."""
-    tasks = []
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            tasks.append((int(row['start_ns']), int(row['end_ns']), int(row['worker']), row['op']))
-    by_worker = collections.defaultdict(list)
-    for t in tasks:
-        by_worker[t[2]].append(t)
-    for w in by_worker.values():
-        w.sort()
     t0 = {}
-    for s, e, _, op in tasks:
+    for s, e, _, op, _ in tasks:
         layer, _, kind = op.partition('.')
         if kind == 'qkv':
             t0[layer] = max(t0.get(layer, e), e)
     groups = collections.defaultdict(list)
-    for s, e, w, op in tasks:
+    for (s, e, w, op, _), prev in previous_tasks(tasks):
         layer, _, kind = op.partition('.')
         if kind != 'attention' or layer not in t0:
             continue
-        earlier = [t for t in by_worker[w] if t[1] <= s and t[0] < s]
-        if earlier:
-            prev = max(earlier, key=lambda t: t[1])
-            key = (prev[3].partition('.')[2] or prev[3], (prev[1] - t0[layer]) // 1000)
-        else:
-            key = ('none', 0)
+        key = (kind_of(prev[3]), (prev[1] - t0[layer]) // 1000) if prev else ('none', 0)
         groups[key].append((s - t0[layer]) / 1e3)
+    return groups
+
+
+LINEAR_KINDS = ('qkv', 'o_proj', 'gate_up', 'down', 'lm_head')
+
+
+def linears(tasks):
+    """{(kind, previous task's kind, floor(idle µs before it)): [duration µs]}
+    for the linear tasks; previous kind 'none' (idle 0) for a worker's first."""
+    groups = collections.defaultdict(list)
+    for (s, e, _, op, _), prev in previous_tasks(tasks):
+        kind = kind_of(op)
+        if kind not in LINEAR_KINDS:
+            continue
+        key = (kind, kind_of(prev[3]), (s - prev[1]) // 1000) if prev else (kind, 'none', 0)
+        groups[key].append((e - s) / 1e3)
     return groups
 
 
@@ -108,10 +141,14 @@ def main():
     ap.add_argument('--by-previous', action='store_true',
                     help="also group the attention tasks' starts by when their worker's "
                          'previous task ended')
+    ap.add_argument('--linears', action='store_true',
+                    help="also group the linear tasks' durations by the kind of their worker's "
+                         'previous task and how long the worker idled before them')
     args = ap.parse_args()
     if args.chunks is not None and args.chunks < 1:
         ap.error('--chunks must be at least 1')
-    n, rows = chain(load(args.csv), args.chunks)
+    tasks = load(args.csv)
+    n, rows = chain(by_op(tasks), args.chunks)
     print(f'{n} layers; µs from the end of the layer\'s last QKV tile, mean (max)')
     print(f'{"":20s} {"start":>15s} {"end":>15s} {"task":>15s}')
     for name, values in rows.items():
@@ -123,9 +160,16 @@ def main():
     if args.by_previous:
         print('attention start by when the worker\'s previous task ended (µs from t0, '
               'whole µs): tasks, start mean (min)')
-        for (kind, at), starts in sorted(by_previous(args.csv).items()):
+        for (kind, at), starts in sorted(by_previous(tasks).items()):
             print(f'  {kind:14s} {at:5d} {len(starts):6d} {statistics.mean(starts):7.2f} '
                   f'({min(starts):6.2f})')
+
+    if args.linears:
+        print('linear tasks by the previous task of their worker and its idle time before '
+              'them (whole µs): tasks, duration mean (min)')
+        for (kind, prev, idle), durations in sorted(linears(tasks).items()):
+            print(f'  {kind:8s} after {prev:12s} idle {idle:3d} {len(durations):6d} '
+                  f'{statistics.mean(durations):7.2f} ({min(durations):6.2f})')
 
 
 if __name__ == '__main__':
