@@ -11,7 +11,7 @@
 //           the writers); the reader adds the W rows itself.
 // Each writer adds 1.0 to every output, so every sum must be exactly W.
 //
-//   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 \
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude \
 //     gpu/tools/split_k_reduce.cu -o /tmp/split_k_reduce && /tmp/split_k_reduce
 #include <algorithm>
 #include <cstdint>
@@ -19,16 +19,15 @@
 #include <vector>
 
 #include "../tests/common.cuh"
+#include "tawa/device/mega/sync.cuh"
 
 namespace {
 
-constexpr int kThreads = 128;
+using tawa::device::mega::globalTimerNs;
+using tawa::device::mega::loadAcquire;
+using tawa::device::mega::reduceAddRelease;
 
-__device__ __forceinline__ uint64_t nowNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+constexpr int kThreads = 128;
 
 struct Run {
   float *acc;         ///< [N] (scalar, vector) or [W][N] (slots)
@@ -44,13 +43,9 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(Run r) {
   if (w == r.writers) { // the reader
     if (threadIdx.x == 0) {
       atomicExch(r.go, 1u);
-      r.times[0] = nowNs();
-      uint32_t seen = 0;
-      while (seen < uint32_t(r.writers))
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
-                     : "=r"(seen)
-                     : "l"(r.arrivals)
-                     : "memory");
+      r.times[0] = globalTimerNs();
+      while (loadAcquire(r.arrivals) < uint32_t(r.writers)) {
+      }
     }
     __syncthreads();
     for (int i = threadIdx.x; i < r.n; i += kThreads) {
@@ -64,7 +59,7 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(Run r) {
     }
     __syncthreads();
     if (threadIdx.x == 0)
-      r.times[1] = nowNs();
+      r.times[1] = globalTimerNs();
     return;
   }
   if (threadIdx.x == 0)
@@ -88,8 +83,7 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(Run r) {
   }
   __syncthreads();
   if (threadIdx.x == 0)
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(r.arrivals)
-                 : "memory");
+    reduceAddRelease(r.arrivals, 1);
 }
 
 } // namespace
