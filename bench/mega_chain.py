@@ -21,7 +21,13 @@ kind, the kind of their worker's previous task and how long the worker was
 idle before them (whole microseconds): a tile whose weights streamed in
 while its worker idled for microseconds and one that started right after its
 worker's previous task take the same time when the tiles do not wait for
-their weights (run 236: Qwen3-0.6B at batch 1).
+their weights (run 236: Qwen3-0.6B at batch 1). With --hops it times every
+operator's hop: when each of its tasks started after the operator before it
+(by first task id: the decode chain at batch 1) ended, grouped by whether
+the worker's previous task belonged to that operator (chained, with how long
+before that operator's end it ended, whole µs) or not (other): a chained
+worker's wait is polled while its prefetch of the task's weights streams
+(run 243).
 """
 import argparse
 import collections
@@ -132,6 +138,31 @@ def linears(tasks):
     return groups
 
 
+def hops(tasks):
+    """{(kind, 'chained' or 'other', floor(slack µs) or -1): [start - the
+    previous operator's last end, µs]} for every operator but the first, the
+    operators ordered by first task id; chained: the worker's previous task
+    belongs to the previous operator, slack the µs from its end to that
+    operator's last end."""
+    first, last_end = {}, {}
+    for s, e, _, op, task in tasks:
+        first[op] = min(first.get(op, task), task)
+        last_end[op] = max(last_end.get(op, e), e)
+    order = sorted(first, key=first.get)
+    producer = {op: order[i - 1] for i, op in enumerate(order) if i}
+    groups = collections.defaultdict(list)
+    for (s, e, _, op, _), prev in previous_tasks(tasks):
+        if op not in producer:
+            continue
+        fire = last_end[producer[op]]
+        if prev and prev[3] == producer[op]:
+            key = (kind_of(op), 'chained', (fire - prev[1]) // 1000)
+        else:
+            key = (kind_of(op), 'other', -1)
+        groups[key].append((s - fire) / 1e3)
+    return groups
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('csv', help='the trace CSV of bench/mega_decode_profile.py --csv')
@@ -144,6 +175,9 @@ def main():
     ap.add_argument('--linears', action='store_true',
                     help="also group the linear tasks' durations by the kind of their worker's "
                          'previous task and how long the worker idled before them')
+    ap.add_argument('--hops', action='store_true',
+                    help="also time the tasks' starts after the previous operator's end, by "
+                         "whether their worker ran that operator's task before")
     args = ap.parse_args()
     if args.chunks is not None and args.chunks < 1:
         ap.error('--chunks must be at least 1')
@@ -170,6 +204,14 @@ def main():
         for (kind, prev, idle), durations in sorted(linears(tasks).items()):
             print(f'  {kind:8s} after {prev:12s} idle {idle:3d} {len(durations):6d} '
                   f'{statistics.mean(durations):7.2f} ({min(durations):6.2f})')
+
+    if args.hops:
+        print("hops: tasks' starts after the previous operator's last end (µs), chained "
+              "by slack (whole µs) or other: tasks, mean (min, max)")
+        for (kind, how, slack), starts in sorted(hops(tasks).items()):
+            at = f'slack {slack:3d}' if how == 'chained' else ' ' * 9
+            print(f'  {kind:12s} {how:7s} {at} {len(starts):6d} {statistics.mean(starts):7.2f} '
+                  f'({min(starts):6.2f}, {max(starts):6.2f})')
 
 
 if __name__ == '__main__':

@@ -6,9 +6,11 @@
 # the kernel, not the host
 # planner) builds the library (all variants at once), then times decode
 # steps (bench/mega_decode_bench.py with MEGA_BENCH_ARGS) for every variant
-# in turn, MEGA_ROUNDS times (default 1), and prints the 8B profile table of
-# each variant for every batch size in MEGA_PROFILE_BATCHES (default "1";
-# empty: none). Usage:
+# in turn, MEGA_ROUNDS times (default 1), and prints the profile table of
+# each variant for every MODEL:BATCH in MEGA_PROFILE_CASES (default "8b:1";
+# empty: none; MEGA_PROFILE_BATCHES="B ..." still means "8b:B ..."), with
+# its trace CSV in MEGA_TRACE_DIR/mega-trace-vJ-MODEL-bB.csv when that is
+# set (bench/mega_chain.py reads them). Usage:
 #   MEGA_ROUNDS=2 gpu/tools/mega_variants.sh "" "-DTAWA_MEGA_WARPS=8" ...
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,11 +39,19 @@ for round in $(seq 1 "${MEGA_ROUNDS:-1}"); do
       $bench_args || status=1
   done
 done
-for b in ${MEGA_PROFILE_BATCHES-1}; do
+cases=${MEGA_PROFILE_CASES-}
+if [ -z "${MEGA_PROFILE_CASES+set}" ]; then
+  cases=""
+  for b in ${MEGA_PROFILE_BATCHES-1}; do cases="$cases 8b:$b"; done
+fi
+for case in $cases; do
+  m=${case%%:*} b=${case##*:}
   for j in "${!variants[@]}"; do
-    echo "== variant: ${variants[$j]:-default}, profile 8b batch $b"
+    echo "== variant: ${variants[$j]:-default}, profile $m batch $b"
+    csv=()
+    [ -n "${MEGA_TRACE_DIR:-}" ] && csv=(--csv "$MEGA_TRACE_DIR/mega-trace-v$j-$m-b$b.csv")
     TAWA_MEGA_LIB=${libs[$j]} timeout 120 python3 "$root/bench/mega_decode_profile.py" \
-      --model 8b --batch "$b" --context 512 || status=1
+      --model "$m" --batch "$b" --context 512 "${csv[@]}" || status=1
   done
 done
 exit $status
