@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     int type, kind, ndim;
     int64_t shape[8];
     tawa_mega_buffer_info(d, i, &type, &kind, &ndim, shape);
-    if (kind == 6 || kind == 7) // scratch, constant: the runtime's own
+    if (kind >= 6) // scratch, constant, polled: the runtime's own
       continue;
     int64_t n = 1;
     for (int k = 0; k < ndim; ++k)

@@ -38,6 +38,8 @@ const char *bufferKindName(BufferKind kind) {
     return "scratch";
   case BufferKind::Constant:
     return "constant";
+  case BufferKind::Polled:
+    return "polled";
   }
   return "?";
 }
@@ -182,6 +184,8 @@ private:
       shape = {kvPoolPages(o), ts.shape[1], o.pageSize, ts.shape[3]};
     } else if (name == "logits" || name == "next_tokens") {
       kind = BufferKind::Output;
+    } else if (type == BufferType::BF16) {
+      kind = BufferKind::Polled;
     }
     return add(name, type, std::move(shape), kind, t);
   }

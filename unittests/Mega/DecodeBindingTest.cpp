@@ -82,6 +82,16 @@ TEST(DecodeBinding, EveryTensorAndWeightHasOneBuffer) {
   EXPECT_EQ(b.buffers[b.logits].type, BufferType::F32);
   EXPECT_EQ(b.buffers[b.logits].kind, BufferKind::Output);
   EXPECT_EQ(b.buffers[b.find("l3.k_cache")].kind, BufferKind::State);
+  // Every bf16 activation is polled (written once a step, element by
+  // element); float ones (attention partials) are not.
+  for (const char *polled : {"x.0", "l3.qkv", "l3.attn", "l3.h", "l3.act"}) {
+    EXPECT_EQ(b.buffers[b.find(polled)].kind, BufferKind::Polled) << polled;
+    EXPECT_EQ(b.buffers[b.find(polled)].type, BufferType::BF16) << polled;
+  }
+  for (const BufferDesc &d : b.buffers)
+    if (d.kind == BufferKind::Polled || d.kind == BufferKind::Activation)
+      EXPECT_EQ(d.kind == BufferKind::Polled, d.type == BufferType::BF16)
+          << d.name;
   EXPECT_EQ(b.buffers[b.blockTable].kind, BufferKind::Input);
   EXPECT_EQ(b.buffers[b.blockTable].type, BufferType::I32);
   EXPECT_EQ(b.buffers[b.blockTable].shape, (std::vector<int64_t>{4, 16}));

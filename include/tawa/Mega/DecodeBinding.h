@@ -27,7 +27,7 @@ namespace tawa::mega {
 enum class BufferKind {
   Weight,     ///< a model weight, read-only; name is its Hugging Face key
   Input,      ///< written by the host before a step (tokens, positions)
-  Activation, ///< written and read within a step
+  Activation, ///< written and read within a step (float ones; see Polled)
   State,      ///< carried across steps (the KV cache)
   Output,     ///< read by the host after a step (logits, next tokens)
   /// A linear weight in the staged layout (TaskParams.h): the host packs
@@ -46,6 +46,12 @@ enum class BufferKind {
   /// for i < D/2 (DecodeAttentionParams::rope), so that the mega-kernel
   /// holds no powf or sincosf code.
   Constant,
+  /// A bf16 activation: written once in a step, element by element, by
+  /// its producers, and read by polling (include/tawa/device/mega/poll.cuh)
+  /// in batch-1 plans without just-in-time tasks. The runtime places every
+  /// such buffer in one allocation of its own, which it fills with the
+  /// poison 0xFFFF before each of those steps; the host binds nothing.
+  Polled,
 };
 
 const char *bufferKindName(BufferKind kind);

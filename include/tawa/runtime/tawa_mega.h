@@ -53,8 +53,11 @@ void tawa_mega_destroy(tawa_mega_decoder *d);
  * (counters the runtime keeps in its own zeroed state: bound already, and
  * tawa_mega_bind refuses them), 7 constant (a table the runtime computes
  * from the config at creation and owns, today the RoPE cosines and sines
- * `rope`: bound already, refused by tawa_mega_bind). `shape` has room for 8
- * dimensions. */
+ * `rope`: bound already, refused by tawa_mega_bind), 8 polled (a bf16
+ * activation, which the runtime places in an allocation of its own and, in
+ * batch-1 plans without just-in-time tasks, poisons before every step so
+ * that its readers poll it: bound already, refused by tawa_mega_bind). `shape` has
+ * room for 8 dimensions. */
 int tawa_mega_num_buffers(const tawa_mega_decoder *d);
 const char *tawa_mega_buffer_name(const tawa_mega_decoder *d, int index);
 int tawa_mega_buffer_info(const tawa_mega_decoder *d, int index, int *type,

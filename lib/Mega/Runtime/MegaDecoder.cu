@@ -100,6 +100,11 @@ struct tawa_mega_decoder {
   StagedTask *stagedDev = nullptr;
   /// The BufferKind::Constant buffers, owned here.
   std::vector<void *> constantsDev;
+  /// The BufferKind::Polled buffers, in one allocation owned here, which
+  /// each step poisons first when the tasks poll (pollInputs).
+  void *polledDev = nullptr;
+  size_t polledBytes = 0;
+  bool pollInputs = false;
   std::string summary;
   int clockKHz = 0;
   /// The step (state memset, cooperative launch) as a CUDA graph, captured
@@ -121,17 +126,33 @@ struct tawa_mega_decoder {
     cudaFree(stagedDev);
     for (void *p : constantsDev)
       cudaFree(p);
+    cudaFree(polledDev);
   }
 };
 
 namespace {
 
-/// One step on `stream`: the state's memset, then the kernel.
+/// One step on `stream`: the state's memset, the poison of the polled
+/// activations when the tasks poll, then the kernel.
 bool launchStep(tawa_mega_decoder *d, cudaStream_t stream, uint64_t cycles,
                 std::string &error) {
-  DecodeTasks fn{d->paramsDev, d->pointersDev, d->stagedDev};
-  return d->launcher.clear(stream, error) &&
-         d->launcher.launch(fn, cycles, stream, error);
+  WatchdogState watchdog = d->launcher.state().watchdog;
+  watchdog.boundCycles = cycles;
+  DecodeTasks fn{d->paramsDev,         d->pointersDev,
+                 d->stagedDev,         d->pollInputs ? 1u : 0u,
+                 watchdog,             d->launcher.state().arrivals};
+  if (!d->launcher.clear(stream, error))
+    return false;
+  if (d->pollInputs && d->polledBytes) {
+    const cudaError_t e =
+        cudaMemsetAsync(d->polledDev, kPoisonByte, d->polledBytes, stream);
+    if (e != cudaSuccess) {
+      error = std::string("poisoning the activations: ") +
+              cudaGetErrorString(e);
+      return false;
+    }
+  }
+  return d->launcher.launch(fn, cycles, stream, error);
 }
 
 /// Captures the step into d->stepGraph (on a stream of its own, so that the
@@ -254,6 +275,29 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
     if (d->binding.buffers[i].kind == BufferKind::Scratch)
       d->pointers[i] =
           static_cast<char *>(d->launcher.scratch()) + scratchAt[i];
+  // The polled activations, 16-byte aligned in one allocation (one memset
+  // poisons them all). Their tasks poll only where no just-in-time task can
+  // be queued behind a polling one (runtime.cuh, workerLoop), and at batch
+  // 1: a task polls its input rows with 16-byte loads, eight in flight a
+  // thread, where a bulk copy moves any number of rows at once; at batch 4
+  // (8-96 KB a task) the steps were 4-7 % slower polled, at batch 1 (2-24
+  // KB) 12 % (Qwen3-0.6B) and 2.4 % (8B) faster (runs 245-246).
+  std::vector<size_t> polledAt(nb, 0);
+  for (size_t i = 0; i < nb; ++i) {
+    const BufferDesc &b = d->binding.buffers[i];
+    if (b.kind != BufferKind::Polled)
+      continue;
+    polledAt[i] = d->polledBytes;
+    d->polledBytes += (size_t(b.elements()) * 2 + 15) / 16 * 16;
+  }
+  if (d->polledBytes &&
+      !cudaOk(cudaMalloc(&d->polledDev, d->polledBytes), "cudaMalloc"))
+    return 1;
+  for (size_t i = 0; i < nb; ++i)
+    if (d->binding.buffers[i].kind == BufferKind::Polled)
+      d->pointers[i] = static_cast<char *>(d->polledDev) + polledAt[i];
+  d->pollInputs = TAWA_MEGA_POLL_INPUTS != 0 && batch == 1 &&
+                  d->tables.header.numJitTasks == 0;
   for (size_t i = 0; i < nb; ++i) {
     const BufferDesc &b = d->binding.buffers[i];
     if (b.kind != BufferKind::Constant)
@@ -294,7 +338,8 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
                std::to_string(h.numEvents) + " events, " +
                std::to_string(h.numWorkers) + " workers, " +
                std::to_string(schedulerCtas) + " scheduler CTAs, " +
-               std::to_string(nb) + " buffers";
+               std::to_string(nb) + " buffers" +
+               (d->pollInputs ? ", polled inputs" : "");
   *out = d.release();
   return 0;
 }
@@ -369,6 +414,9 @@ int tawa_mega_bind(tawa_mega_decoder *d, int index, void *ptr) {
   if (d->binding.buffers[index].kind == BufferKind::Constant)
     return failWith("buffer '" + d->binding.buffers[index].name +
                     "' is a constant the runtime computes and owns");
+  if (d->binding.buffers[index].kind == BufferKind::Polled)
+    return failWith("buffer '" + d->binding.buffers[index].name +
+                    "' is a polled activation: the runtime places it");
   if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
     return failWith("buffer '" + d->binding.buffers[index].name +
                     "': address is null or not 16-byte aligned");

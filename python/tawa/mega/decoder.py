@@ -25,7 +25,7 @@ from .reference import ModelShape, ReferenceDecoder
 
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
 _KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output', 5: 'staged',
-          6: 'scratch', 7: 'constant'}
+          6: 'scratch', 7: 'constant', 8: 'polled'}
 _TRACE, _SEPARATE_MERGE = 1, 2  # tawa_mega_create flags (tawa_mega.h)
 _libs = {}  # nvcc flags (a tuple) -> the loaded library
 
@@ -267,8 +267,10 @@ class MegaModel:
                 layer, which = name[1:].split('.', 1)
                 cache = (ref.k_cache if which == 'k_cache' else ref.v_cache)[int(layer)]
                 k.bind(name, cache)
-            elif kind in ('scratch', 'constant'):
-                pass  # the runtime's own (zeroed before every step; the RoPE table)
+            elif kind in ('scratch', 'constant', 'polled'):
+                # The runtime's own: zeroed before every step, the RoPE
+                # table, the bf16 activations (poisoned before every step).
+                pass
             elif name == 'block_table':
                 k.bind(name, ref.block_table, prefix_rows=True)
             elif name == 'tokens':

@@ -23,6 +23,14 @@
 #define TAWA_MEGA_ATTN_ANY_HEAD_DIM 1
 #endif
 
+/// 1: in batch-1 plans (which have no just-in-time tasks), linears and
+/// attention poll their bf16 inputs instead of waiting for their events
+/// (poll.cuh; MegaDecoder.cu says why batch 1); 0: every task waits for its
+/// event (what runs 1-244 measured).
+#ifndef TAWA_MEGA_POLL_INPUTS
+#define TAWA_MEGA_POLL_INPUTS 1
+#endif
+
 namespace tawa::device::mega {
 
 /// The bit of TAWA_MEGA_ATTN_GROUPS for `group` q heads per KV head, or -1

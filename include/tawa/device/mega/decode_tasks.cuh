@@ -92,6 +92,14 @@ struct DecodeTasks {
   const tawa::mega::OpParams *params; ///< by operator index
   void *const *buffers;               ///< by buffer index
   const StagedTask *staged;           ///< by AOT queue position
+  /// Non-zero: the AOT linears and attention tasks poll their inputs
+  /// (poll.cuh) instead of waiting for their events. The host sets it for
+  /// batch-1 plans without just-in-time tasks, whose bf16 activations it
+  /// poisons before every step (tawa_mega_step).
+  uint32_t pollInputs;
+  /// The watchdog and the event counts a poll reports with.
+  WatchdogState watchdog;
+  const uint32_t *arrivals;
 
   /// The whole CTA, once per worker before its first task.
   __device__ void initWorker() const {
@@ -173,14 +181,30 @@ struct DecodeTasks {
     }
   }
 
+  /// Every thread: whether the AOT task of record `r` polls its inputs.
+  __device__ bool pollsInputs(const StagedTask &r) const {
+    return pollInputs != 0 && pollingKind(r.desc.kind);
+  }
+  __device__ static bool pollingKind(uint32_t kind) {
+    using tawa::mega::TaskKind;
+    return kind == uint32_t(TaskKind::RmsNormLinear) ||
+           kind == uint32_t(TaskKind::LinearResidual) ||
+           kind == uint32_t(TaskKind::DecodeAttention);
+  }
+
   /// Just-in-time tasks: staged here; `op` null.
   /// AOT tasks: `op` is their record's parameters; `prefetched`: prefetch
   /// ran for this task and no task ran on the worker since except
   /// just-in-time ones.
-  __device__ void operator()(const TablesView &, const TaskDesc &d, uint32_t,
-                             uint32_t, const StagedOp *op,
-                             bool prefetched) const {
+  __device__ void operator()(const TablesView &t, const TaskDesc &d,
+                             uint32_t task, uint32_t worker,
+                             const StagedOp *op, bool prefetched) const {
     using tawa::mega::TaskKind;
+    // AOT tasks of a polling kind poll (the worker did not wait for them).
+    const PollWatch watch{&watchdog, arrivals, t.events, worker, task,
+                          d.waitEvent};
+    const PollWatch *poll =
+        op && pollInputs != 0 && pollingKind(d.kind) ? &watch : nullptr;
     if (!op) {
       StagedOp &slot = stagedOps()[1];
       stage(d, slot);
@@ -196,11 +220,11 @@ struct DecodeTasks {
     case TaskKind::RmsNormLinear:
     case TaskKind::LinearResidual:
       linearTask(paramsOf<tawa::mega::LinearParams>(raw), bufs, d.tile,
-                 prefetched);
+                 prefetched, poll);
       break;
     case TaskKind::DecodeAttention: {
       const auto p = paramsOf<tawa::mega::DecodeAttentionParams>(raw);
-      decodeAttentionTask(p, bufs, d.tile, prefetched && p.prefetch);
+      decodeAttentionTask(p, bufs, d.tile, prefetched && p.prefetch, poll);
       break;
     }
     case TaskKind::AttentionMerge:

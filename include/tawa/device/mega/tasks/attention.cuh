@@ -399,7 +399,7 @@ __device__ inline void mergeIfLastChunk(const DecodeAttentionParams &p,
 template <int G, int DC>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      void *const *buffers, uint32_t tile,
-                                     bool prefetched) {
+                                     bool prefetched, const PollWatch *poll) {
   AttnLaneTable &lt = attnLaneTable();
   if (!prefetched) {
     fillAttnLaneTable(p, buffers, tile, lt);
@@ -422,6 +422,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       bufferAt<const bf16>(buffers, p.qkv) + size_t(b) * p.qkvCols;
   constexpr int kItems = (G + 1 + kTaskWarps - 1) / kTaskWarps;
   float hv[kItems][8];
+  // Polled (the worker did not wait for the projection): every load is
+  // issued before any is checked.
+  uint16_t raw[kItems][8];
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const int item = warp + it * kTaskWarps;
@@ -429,8 +432,23 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                          : size_t(p.kvHeads * G + h) * D);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      hv[it][j] =
-          item <= G && lane + 32 * j < D ? toFloat(src[lane + 32 * j]) : 0.f;
+      raw[it][j] = item <= G && lane + 32 * j < D
+                       ? (poll ? loadRelaxedU16(src + lane + 32 * j)
+                               : __bfloat16_as_ushort(src[lane + 32 * j]))
+                       : uint16_t(0);
+  }
+#pragma unroll
+  for (int it = 0; it < kItems; ++it) {
+    const int item = warp + it * kTaskWarps;
+    const bf16 *src = qkvRow + (item < G ? size_t(h * G + item) * D
+                                         : size_t(p.kvHeads * G + h) * D);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      if (poll && item <= G && lane + 32 * j < D)
+        repoll(raw[it][j],
+               reinterpret_cast<const uint16_t *>(src + lane + 32 * j), *poll);
+      hv[it][j] = toFloat(__ushort_as_bfloat16(raw[it][j]));
+    }
   }
   // The row's RoPE cosines and sines (the runtime's table, bf16), loaded
   // beside the q/k/v row: one round trip for both, none in the prefetch.
@@ -446,9 +464,16 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     }
   }
   uint4 vNewPart = make_uint4(0, 0, 0, 0); // thread t < D / 8: v[8t, 8t + 8)
-  if (threadIdx.x < D / 8)
-    vNewPart = *reinterpret_cast<const uint4 *>(
+  if (threadIdx.x < D / 8) {
+    const uint4 *v = reinterpret_cast<const uint4 *>(
         qkvRow + size_t((p.kvHeads * G + p.kvHeads + h) * D) + threadIdx.x * 8);
+    if (poll) {
+      vNewPart = loadRelaxed16(v);
+      repoll(vNewPart, v, *poll);
+    } else {
+      vNewPart = *v;
+    }
+  }
   const int rowLanes = D / 8, perWarp = 32 / rowLanes;
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = c.slots, blockLen = c.blockLen, blocks = c.blocks;
@@ -784,15 +809,19 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 
 /// `prefetched`: decodeAttentionPrefetch ran for this tile, and nothing ran
 /// on the worker since.
+/// `poll`: non-null when the worker did not wait for the task's event: the
+/// q/k/v row is polled.
 __device__ inline void decodeAttentionTask(const DecodeAttentionParams &p,
                                            void *const *buffers, uint32_t tile,
-                                           bool prefetched) {
+                                           bool prefetched,
+                                           const PollWatch *poll = nullptr) {
   withGroup(p.group, [&](auto g) {
     if (p.headDim == 128)
       decodeAttentionGroup<decltype(g)::value, 128>(p, buffers, tile,
-                                                    prefetched);
+                                                    prefetched, poll);
     else if constexpr (TAWA_MEGA_ATTN_ANY_HEAD_DIM != 0)
-      decodeAttentionGroup<decltype(g)::value, 0>(p, buffers, tile, prefetched);
+      decodeAttentionGroup<decltype(g)::value, 0>(p, buffers, tile, prefetched,
+                                                  poll);
     else
       __trap(); // refused by the host (attentionCompiled)
   });

@@ -3,15 +3,18 @@
 // loads that keep read-only weights out of L1, CTA-wide reductions, and the
 // dynamic shared memory every task shares (one task runs on a CTA at a time).
 //
-// Activations are read with plain loads: they were written by other CTAs
-// during the step, and the runtime's acquire (at GPU scope, which drops
-// stale L1 lines) plus a CTA barrier orders those writes before the task.
-// Weights never change during the kernel, so they may use the non-coherent
-// path.
+// Activations are read with plain loads where the task waited for its
+// event: they were written by other CTAs during the step, and the runtime's
+// acquire (at GPU scope, which drops stale L1 lines) plus a CTA barrier
+// orders those writes before the task. A task that polls its inputs
+// (poll.cuh; a non-null PollWatch) reads every bf16 activation with
+// coherent loads until it holds no poison instead. Weights never change
+// during the kernel, so they may use the non-coherent path.
 #pragma once
 #include "tawa/Mega/TaskParams.h"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/mega/config.cuh"
+#include "tawa/device/mega/poll.cuh"
 
 #include <cuda_bf16.h>
 

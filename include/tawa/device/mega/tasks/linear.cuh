@@ -30,6 +30,8 @@ struct LinearTile {
   int row0, rows; ///< batch rows of the tile
   int col0, cols; ///< output columns of the tile
   int vcols;      ///< weight rows it reads: cols, or 2 cols when paired
+  /// Non-null: the tile polls its input rows and its residual (poll.cuh).
+  const PollWatch *poll;
 
   /// The packed weight block of virtual columns [v0, v0 + 16) (v0 a
   /// multiple of 16; gate rows, then up rows, when paired). The binding
@@ -71,7 +73,8 @@ struct LinearTile {
     if (p.outF32) {
       bufferAt<float>(buffers, p.out)[at] = f32Output(acc);
     } else if (p.residual != tawa::mega::kNoBuffer) {
-      float res = toFloat(bufferAt<const bf16>(buffers, p.residual)[at]);
+      const bf16 *r = bufferAt<const bf16>(buffers, p.residual) + at;
+      const float res = toFloat(poll ? pollBf16(r, *poll) : *r);
       bufferAt<bf16>(buffers, p.out)[at] = toBf16(roundBf16(acc) + res);
     } else {
       bufferAt<bf16>(buffers, p.out)[at] = toBf16(acc);
@@ -360,8 +363,8 @@ struct LinearSmem {
   MBarrier *bars, *inBar;
 
   __device__ LinearSmem(const LinearParams &p, void *const *buffers,
-                        uint32_t tile)
-      : t{p, buffers, 0, 0, 0, 0, 0} {
+                        uint32_t tile, const PollWatch *poll = nullptr)
+      : t{p, buffers, 0, 0, 0, 0, 0, poll} {
     const int mt = tile / p.colTiles, nt = tile % p.colTiles;
     t.row0 = mt * p.tileM;
     t.rows = min(p.tileM, p.m - t.row0);
@@ -411,14 +414,16 @@ __device__ __forceinline__ int rowSquareParts(int rows) {
 /// Each warp: sums of squares of the tile's rows, `len` elements from
 /// `rowAt(r)`, in rowSquareParts(rows) parts a row so that a small batch
 /// still uses every warp: part q of row r is stored to partial[r * parts +
-/// q] by the one warp that takes it. Stored, not added: a float add into
+/// q] (added to it with `add`: a later K pass) by the one warp that takes
+/// it. Stored, not added: a float add into
 /// shared memory is a compare-and-swap loop on Hopper: with four warps
 /// adding into one row's sum a one-row tile's norm took 0.60 µs, stored
 /// 0.37 (run 238); the sum's order is also the same every run. Each lane
 /// keeps several 16-byte loads in flight (`Unroll`: 1 for the latency
 /// tool's rolled probe).
 template <int Unroll = 8, typename RowFn>
-__device__ void addRowSquares(int rows, int len, RowFn rowAt, float *partial) {
+__device__ void addRowSquares(int rows, int len, RowFn rowAt, float *partial,
+                              bool add = false) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int parts = rowSquareParts(rows);
   for (int it = warp; it < rows * parts; it += kTaskWarps) {
@@ -435,15 +440,17 @@ __device__ void addRowSquares(int rows, int len, RowFn rowAt, float *partial) {
     }
     s = warpSum(s);
     if (lane == 0)
-      partial[it] = s;
+      partial[it] = add ? partial[it] + s : s;
   }
 }
 
 /// `prefetched`: linearPrefetch ran for this tile since the previous task
-/// of this kind ended.
+/// of this kind ended. `poll`: non-null when the worker did not wait for
+/// the tile's event: the input rows and the residual are polled.
 __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
-                                  uint32_t tile, bool prefetched) {
-  const LinearSmem m(p, buffers, tile);
+                                  uint32_t tile, bool prefetched,
+                                  const PollWatch *poll = nullptr) {
+  const LinearSmem m(p, buffers, tile, poll);
   if (!prefetched)
     issueFirstPassStages(m);
   const LinearTile &t = m.t;
@@ -464,10 +471,10 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   const bool norm = p.normWeight != tawa::mega::kNoBuffer;
   const bool onePass = kc >= p.k;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // Sum of squares of each whole row (the reference's RMS, in float). With
-  // one pass it is taken from the staged rows below; otherwise from global
-  // memory here.
-  if (norm && !onePass)
+  // Sum of squares of each whole row (the reference's RMS, in float). From
+  // the staged rows below with one pass or polled rows (pass by pass);
+  // otherwise from global memory here.
+  if (norm && !onePass && !poll)
     addRowSquares(
         t.rows, p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; },
         rowParts);
@@ -485,7 +492,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     // Row scales, barriers and the accumulator are ready; the previous
     // pass's input rows are consumed.
     __syncthreads();
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && !poll) {
       // The rows were written by other CTAs (made visible to this CTA by
       // the runtime's acquire and barrier); the copy reads them through the
       // async proxy.
@@ -497,13 +504,20 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     }
     if (pass > 0)
       issueFirstStages(t, pp, ring, slotBytes, bars);
-    mbarrierWait(inBar, (inPhase0 + pass) & 1);
+    // Polled, the rows land once each element is written (a stopped wait
+    // leaves whatever was read: the kernel is ending).
+    if (poll)
+      pollRowsToShared(xs, ldx, x + size_t(t.row0) * p.k + k0, size_t(p.k),
+                       t.rows, klen, kTaskThreads, *poll);
+    else
+      mbarrierWait(inBar, (inPhase0 + pass) & 1);
     TAWA_MEGA_TASK_STAMP(1);
     // The norm's weights are folded into the staged weights; its 1 / RMS
     // scales the sums at the end (rowScale is read only after the passes).
-    if (norm && onePass)
+    if (norm && (onePass || poll))
       addRowSquares(
-          t.rows, klen, [&](int r) { return xs + r * ldx; }, rowParts);
+          t.rows, klen, [&](int r) { return xs + r * ldx; }, rowParts,
+          pass > 0);
     TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
       linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
@@ -573,7 +587,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   if (lane == 0)
     tb.ringPhase[warp] = parity;
   if (threadIdx.x == 0)
-    tb.inputPhase = (inPhase0 + pass) & 1;
+    tb.inputPhase = poll ? inPhase0 : (inPhase0 + pass) & 1;
 }
 
 } // namespace tawa::device::mega

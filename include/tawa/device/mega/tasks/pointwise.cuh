@@ -26,7 +26,10 @@ __device__ inline void embeddingTask(const EmbeddingParams &p,
     // the host checks tokens before a step.
     int tok = tokens[b];
     tok = (tok >= 0 && tok < p.vocab) ? tok : 0;
-    out[size_t(b) * p.hidden + c] = table[size_t(tok) * p.hidden + c];
+    // Its consumers poll the row (poll.cuh): a weight holding the poison
+    // is stored as the NaN a computation would give.
+    out[size_t(b) * p.hidden + c] = __ushort_as_bfloat16(
+        unpoisoned(__bfloat16_as_ushort(table[size_t(tok) * p.hidden + c])));
   }
 }
 
