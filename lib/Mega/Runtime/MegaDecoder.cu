@@ -82,6 +82,24 @@ __global__ void fillRopeTable(__nv_bfloat16 *table, int32_t maxSeq, int32_t d,
   }
 }
 
+/// Places the binding's buffers of `kind` one after another, each 16-byte
+/// aligned: their offsets (by buffer index; 0 for the others) and the bytes
+/// in all.
+size_t layOut(const DecodeBinding &binding, BufferKind kind,
+              std::vector<size_t> &offsets) {
+  offsets.assign(binding.buffers.size(), 0);
+  size_t bytes = 0;
+  for (size_t i = 0; i < binding.buffers.size(); ++i) {
+    const BufferDesc &b = binding.buffers[i];
+    if (b.kind != kind)
+      continue;
+    offsets[i] = bytes;
+    const size_t elementBytes = b.type == BufferType::BF16 ? 2 : 4;
+    bytes += (size_t(b.elements()) * elementBytes + 15) / 16 * 16;
+  }
+  return bytes;
+}
+
 } // namespace
 
 struct tawa_mega_decoder {
@@ -138,17 +156,17 @@ bool launchStep(tawa_mega_decoder *d, cudaStream_t stream, uint64_t cycles,
                 std::string &error) {
   WatchdogState watchdog = d->launcher.state().watchdog;
   watchdog.boundCycles = cycles;
-  DecodeTasks fn{d->paramsDev,         d->pointersDev,
-                 d->stagedDev,         d->pollInputs ? 1u : 0u,
-                 watchdog,             d->launcher.state().arrivals};
+  DecodeTasks fn{d->paramsDev, d->pointersDev,
+                 d->stagedDev, d->pollInputs ? 1u : 0u,
+                 watchdog,     d->launcher.state().arrivals};
   if (!d->launcher.clear(stream, error))
     return false;
   if (d->pollInputs && d->polledBytes) {
     const cudaError_t e =
         cudaMemsetAsync(d->polledDev, kPoisonByte, d->polledBytes, stream);
     if (e != cudaSuccess) {
-      error = std::string("poisoning the activations: ") +
-              cudaGetErrorString(e);
+      error =
+          std::string("poisoning the activations: ") + cudaGetErrorString(e);
       return false;
     }
   }
@@ -258,14 +276,8 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   launch.countDispatches = false;
   launch.trace = (flags & TAWA_MEGA_TRACE) != 0;
   // Scratch buffers live in the launcher's state, zeroed before each step.
-  std::vector<size_t> scratchAt(d->binding.buffers.size(), 0);
-  for (size_t i = 0; i < d->binding.buffers.size(); ++i) {
-    const BufferDesc &b = d->binding.buffers[i];
-    if (b.kind != BufferKind::Scratch)
-      continue;
-    scratchAt[i] = launch.scratchBytes;
-    launch.scratchBytes += (size_t(b.elements()) * 4 + 15) / 16 * 16;
-  }
+  std::vector<size_t> scratchAt, polledAt;
+  launch.scratchBytes = layOut(d->binding, BufferKind::Scratch, scratchAt);
   if (!d->launcher.init(packTables(d->tables), launch, error) ||
       !d->launcher.prepare<DecodeTasks>(error))
     return failWith(error);
@@ -282,14 +294,7 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   // thread, where a bulk copy moves any number of rows at once; at batch 4
   // (8-96 KB a task) the steps were 4-7 % slower polled, at batch 1 (2-24
   // KB) 12 % (Qwen3-0.6B) and 2.4 % (8B) faster (runs 245-246).
-  std::vector<size_t> polledAt(nb, 0);
-  for (size_t i = 0; i < nb; ++i) {
-    const BufferDesc &b = d->binding.buffers[i];
-    if (b.kind != BufferKind::Polled)
-      continue;
-    polledAt[i] = d->polledBytes;
-    d->polledBytes += (size_t(b.elements()) * 2 + 15) / 16 * 16;
-  }
+  d->polledBytes = layOut(d->binding, BufferKind::Polled, polledAt);
   if (d->polledBytes &&
       !cudaOk(cudaMalloc(&d->polledDev, d->polledBytes), "cudaMalloc"))
     return 1;
@@ -333,13 +338,12 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
               "cudaMalloc"))
     return 1;
   const TablesHeader &h = d->tables.header;
-  d->summary = d->graph.name + ": " + std::to_string(h.numTasks) + " tasks (" +
-               std::to_string(h.numJitTasks) + " JIT), " +
-               std::to_string(h.numEvents) + " events, " +
-               std::to_string(h.numWorkers) + " workers, " +
-               std::to_string(schedulerCtas) + " scheduler CTAs, " +
-               std::to_string(nb) + " buffers" +
-               (d->pollInputs ? ", polled inputs" : "");
+  d->summary =
+      d->graph.name + ": " + std::to_string(h.numTasks) + " tasks (" +
+      std::to_string(h.numJitTasks) + " JIT), " + std::to_string(h.numEvents) +
+      " events, " + std::to_string(h.numWorkers) + " workers, " +
+      std::to_string(schedulerCtas) + " scheduler CTAs, " + std::to_string(nb) +
+      " buffers" + (d->pollInputs ? ", polled inputs" : "");
   *out = d.release();
   return 0;
 }

@@ -3,10 +3,10 @@
 // no conversion produces (a float NaN rounds to the canonical 0x7FFF), and
 // each element is written once in the step. A task whose inputs are such
 // activations need not wait for its event: it reads them with coherent
-// loads until no element holds the poison. The data is its own signal, so
-// the hop between two operators loses the producer's release fence, the
-// arrival's trip to L2 and the separate read of the input after the event
-// fired. Each 16-bit element is read whole (a vector load is several
+// loads (sync.cuh's loadRelaxed) until no element holds the poison. The data is
+// its own signal, so the hop between two operators loses the producer's release
+// fence, the arrival's trip to L2 and the separate read of the input after the
+// event fired. Each 16-bit element is read whole (a vector load is several
 // single-copy-atomic words), so an element that is not the poison is the
 // value its producer wrote.
 #pragma once
@@ -41,30 +41,6 @@ __host__ __device__ constexpr bool poisoned(uint16_t v) {
 /// canonical NaN, which is what a computed NaN would be.
 __host__ __device__ constexpr uint16_t unpoisoned(uint16_t bits) {
   return bits == kPoisonBf16 ? uint16_t(0x7FFF) : bits;
-}
-
-/// 16 bytes at GPU scope (from L2, never a stale L1 line), ordering nothing.
-__device__ __forceinline__ uint4 loadRelaxed16(const void *p) {
-  uint4 v;
-  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-__device__ __forceinline__ uint16_t loadRelaxedU16(const void *p) {
-  uint16_t v;
-  asm volatile("ld.relaxed.gpu.global.u16 %0, [%1];"
-               : "=h"(v)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-__device__ __forceinline__ uint4 loadRelaxed(const uint4 *p) {
-  return loadRelaxed16(p);
-}
-__device__ __forceinline__ uint16_t loadRelaxed(const uint16_t *p) {
-  return loadRelaxedU16(p);
 }
 
 /// What a task's polls report when the watchdog stops them: the waiting
@@ -114,7 +90,7 @@ __device__ bool repoll(T &v, const T *p, const PollWatch &w) {
 __device__ __forceinline__ __nv_bfloat16 pollBf16(const __nv_bfloat16 *p,
                                                   const PollWatch &w) {
   const uint16_t *bits = reinterpret_cast<const uint16_t *>(p);
-  uint16_t v = loadRelaxedU16(bits);
+  uint16_t v = loadRelaxed(bits);
   repoll(v, bits, w);
   return __ushort_as_bfloat16(v);
 }
@@ -141,7 +117,7 @@ __device__ bool pollRowsToShared(__nv_bfloat16 *dst, int dstPitch,
       at[j] = reinterpret_cast<const uint4 *>(src + size_t(c / per) * srcPitch +
                                               (c % per) * 8);
       if (c < total)
-        v[j] = loadRelaxed16(at[j]);
+        v[j] = loadRelaxed(at[j]);
     }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {

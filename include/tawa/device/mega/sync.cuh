@@ -26,6 +26,26 @@ __device__ __forceinline__ uint32_t loadRelaxed(const uint32_t *p) {
   return v;
 }
 
+/// The same, 16 bytes (single-copy atomic per 32-bit word): polled inputs.
+__device__ __forceinline__ uint4 loadRelaxed(const uint4 *p) {
+  uint4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+/// The same, one 16-bit element (a polled bf16).
+__device__ __forceinline__ uint16_t loadRelaxed(const uint16_t *p) {
+  uint16_t v;
+  asm volatile("ld.relaxed.gpu.global.u16 %0, [%1];"
+               : "=h"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
 __device__ __forceinline__ void storeRelaxed(uint32_t *p, uint32_t v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v)
                : "memory");

@@ -425,28 +425,28 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   // Polled (the worker did not wait for the projection): every load is
   // issued before any is checked.
   uint16_t raw[kItems][8];
+  const uint16_t *src[kItems]; // the lane's elements of item it: + 32 j
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const int item = warp + it * kTaskWarps;
-    const bf16 *src = qkvRow + (item < G ? size_t(h * G + item) * D
-                                         : size_t(p.kvHeads * G + h) * D);
+    src[it] = reinterpret_cast<const uint16_t *>(
+                  qkvRow + (item < G ? size_t(h * G + item) * D
+                                     : size_t(p.kvHeads * G + h) * D)) +
+              lane;
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      raw[it][j] = item <= G && lane + 32 * j < D
-                       ? (poll ? loadRelaxedU16(src + lane + 32 * j)
-                               : __bfloat16_as_ushort(src[lane + 32 * j]))
-                       : uint16_t(0);
+      raw[it][j] =
+          item <= G && lane + 32 * j < D
+              ? (poll ? loadRelaxed(src[it] + 32 * j) : src[it][32 * j])
+              : uint16_t(0);
   }
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const int item = warp + it * kTaskWarps;
-    const bf16 *src = qkvRow + (item < G ? size_t(h * G + item) * D
-                                         : size_t(p.kvHeads * G + h) * D);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       if (poll && item <= G && lane + 32 * j < D)
-        repoll(raw[it][j],
-               reinterpret_cast<const uint16_t *>(src + lane + 32 * j), *poll);
+        repoll(raw[it][j], src[it] + 32 * j, *poll);
       hv[it][j] = toFloat(__ushort_as_bfloat16(raw[it][j]));
     }
   }
@@ -468,7 +468,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     const uint4 *v = reinterpret_cast<const uint4 *>(
         qkvRow + size_t((p.kvHeads * G + p.kvHeads + h) * D) + threadIdx.x * 8);
     if (poll) {
-      vNewPart = loadRelaxed16(v);
+      vNewPart = loadRelaxed(v);
       repoll(vNewPart, v, *poll);
     } else {
       vNewPart = *v;
