@@ -223,6 +223,28 @@ bool lowerToDeviceTables(const TGraph &g, const LoweringOptions &options,
   return true;
 }
 
+size_t markRelaxedArrivals(DeviceTables &t, bool (*polls)(uint8_t kind)) {
+  std::vector<bool> polledOnly(t.events.size(), false);
+  for (size_t e = 0; e < t.events.size(); ++e) {
+    const EventDesc &d = t.events[e];
+    if (d.firstTask == kNoId)
+      continue;
+    bool all = true;
+    for (uint32_t i = d.firstTask; all && i <= d.lastTask; ++i)
+      all = !(t.tasks[i].flags & kTaskJit) && polls(t.tasks[i].kind);
+    polledOnly[e] = all;
+  }
+  size_t marked = 0;
+  for (TaskDesc &d : t.tasks) {
+    d.flags &= ~kTaskRelaxedArrival;
+    if (polledOnly[d.triggerEvent]) {
+      d.flags |= kTaskRelaxedArrival;
+      ++marked;
+    }
+  }
+  return marked;
+}
+
 std::vector<uint8_t> packTables(const DeviceTables &t) {
   std::vector<uint8_t> blob(t.header.totalBytes, 0);
   auto put = [&blob](uint32_t offset, const void *data, size_t bytes) {
@@ -307,6 +329,9 @@ bool unpackTables(const uint8_t *data, size_t size, DeviceTables &out,
         (!empty && d.kind != t.ops[d.op].kind))
       return fail(error, "tables: task " + std::to_string(i) +
                              " names a bad event, operator or kind");
+    if (d.flags & ~(kTaskJit | kTaskRelaxedArrival))
+      return fail(error, "tables: task " + std::to_string(i) +
+                             " has unknown flags " + std::to_string(d.flags));
     jitTasks += (d.flags & kTaskJit) ? 1 : 0;
   }
   for (size_t e = 0; e < t.events.size(); ++e) {
@@ -393,6 +418,8 @@ void printTables(const DeviceTables &t, std::ostream &os) {
       os << " jit";
     else
       os << " aot worker=" << worker[i];
+    if (d.flags & kTaskRelaxedArrival)
+      os << " relaxed";
     os << " producers=[";
     for (uint32_t p = t.producerOffsets[i]; p < t.producerOffsets[i + 1]; ++p)
       os << (p == t.producerOffsets[i] ? "" : ",") << t.producers[p];

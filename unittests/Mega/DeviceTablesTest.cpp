@@ -4,6 +4,7 @@
 #include "TestInputs.h"
 #include "tawa/Mega/DecodeGraph.h"
 #include "tawa/Mega/Passes.h"
+#include "tawa/Mega/TaskParams.h"
 #include "tawa/Mega/TextFormat.h"
 
 #include <gtest/gtest.h>
@@ -191,9 +192,70 @@ TEST(DeviceTables, CorruptBlobsAreRejected) {
   std::memcpy(b.data() + offsetof(TablesHeader, aotTasksOffset), &badOffset, 4);
   EXPECT_NE(rejects(b, "offset").find("offsets"), std::string::npos);
   b = good;
+  TaskDesc flagged = t.tasks[5];
+  flagged.flags |= 0x80;
+  std::memcpy(b.data() + t.header.tasksOffset + 5 * sizeof(TaskDesc), &flagged,
+              sizeof flagged);
+  EXPECT_NE(rejects(b, "flags").find("unknown flags"), std::string::npos);
+  b = good;
   uint32_t badId = t.header.numTasks;
   std::memcpy(b.data() + t.header.aotTasksOffset, &badId, 4);
   EXPECT_NE(rejects(b, "queue").find("AOT queue"), std::string::npos);
+}
+
+// A task's arrival is relaxed exactly when every task its trigger event
+// launches is AOT and polls; the flag survives packing and is printed.
+TEST(DeviceTables, RelaxedArrivalsWhereEveryWaiterPolls) {
+  auto polls = [](uint8_t kind) { return pollingTaskKind(kind); };
+  for (int64_t batch : {1, 3}) {
+    TGraph g = plannedTiny(batch);
+    DeviceTables t = lowered(g, 4);
+    const size_t marked = markRelaxedArrivals(t, polls);
+    size_t expected = 0, embeddings = 0, toArgmax = 0;
+    for (size_t i = 0; i < t.tasks.size(); ++i) {
+      const EventDesc &e = t.events[t.tasks[i].triggerEvent];
+      bool all = e.firstTask != kNoId;
+      for (uint32_t j = e.firstTask; all && j <= e.lastTask; ++j)
+        all =
+            !(t.tasks[j].flags & kTaskJit) && pollingTaskKind(t.tasks[j].kind);
+      EXPECT_EQ(bool(t.tasks[i].flags & kTaskRelaxedArrival), all) << i;
+      expected += all;
+      // The end event launches nothing: its arrivals release. So do the LM
+      // head's, whose event launches the argmax (which waits for it).
+      const uint8_t kind = t.tasks[i].kind;
+      if (e.flags & kEventIsEnd) {
+        EXPECT_FALSE(t.tasks[i].flags & kTaskRelaxedArrival) << i;
+      }
+      if (e.firstTask != kNoId &&
+          t.tasks[e.firstTask].kind == uint8_t(TaskKind::Argmax)) {
+        ++toArgmax;
+        EXPECT_FALSE(t.tasks[i].flags & kTaskRelaxedArrival) << i;
+      }
+      if (kind == uint8_t(TaskKind::Embedding)) {
+        ++embeddings;
+        // The embedding's rows feed the first QKV projection, which polls.
+        EXPECT_TRUE(t.tasks[i].flags & kTaskRelaxedArrival) << i;
+      }
+    }
+    EXPECT_GT(embeddings, 0u);
+    EXPECT_GT(toArgmax, 0u);
+    EXPECT_EQ(marked, expected);
+    // Batch 3 has JIT attention: the QKV tiles that launch it release.
+    EXPECT_EQ(t.header.numJitTasks != 0, batch == 3);
+    DeviceTables back;
+    std::string error;
+    std::vector<uint8_t> blob = packTables(t);
+    ASSERT_TRUE(unpackTables(blob.data(), blob.size(), back, error)) << error;
+    EXPECT_EQ(packTables(back), blob);
+    std::ostringstream os;
+    printTables(back, os);
+    EXPECT_NE(os.str().find(" relaxed"), std::string::npos);
+    // Marking again gives the same flags; nothing polls, no flag.
+    EXPECT_EQ(markRelaxedArrivals(t, polls), marked);
+    EXPECT_EQ(markRelaxedArrivals(t, [](uint8_t) { return false; }), 0u);
+    for (const TaskDesc &d : t.tasks)
+      EXPECT_FALSE(d.flags & kTaskRelaxedArrival);
+  }
 }
 
 TEST(DeviceTables, LoweringRejectsGraphsTheKernelCannotRun) {

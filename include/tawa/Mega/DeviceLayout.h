@@ -28,6 +28,10 @@ constexpr uint8_t kEmptyTaskKind = 0;
 
 /// TaskDesc::flags.
 constexpr uint8_t kTaskJit = 1; ///< dispatched by a scheduler, not pre-queued
+/// Its arrival need not release the task's writes: every task its trigger
+/// event launches reads its inputs by polling them, not through the event
+/// (markRelaxedArrivals; only plans without JIT tasks honour it).
+constexpr uint8_t kTaskRelaxedArrival = 2;
 
 /// EventDesc::flags.
 constexpr uint32_t kEventDispatchesJit = 1; ///< its range holds a JIT task
@@ -41,7 +45,7 @@ struct alignas(16) TaskDesc {
   uint32_t tile;         ///< tile index within its operator
   uint16_t op;           ///< index into the op section, kEmptyOpIndex if empty
   uint8_t kind;          ///< OpKind + 1, kEmptyTaskKind if empty
-  uint8_t flags;         ///< kTaskJit
+  uint8_t flags;         ///< kTaskJit, kTaskRelaxedArrival
 };
 static_assert(sizeof(TaskDesc) == 16, "TaskDesc is one 16-byte load");
 

@@ -50,6 +50,14 @@ struct DeviceTables {
 bool lowerToDeviceTables(const TGraph &g, const LoweringOptions &options,
                          DeviceTables &out, std::string &error);
 
+/// Sets kTaskRelaxedArrival on every task whose trigger event launches only
+/// AOT tasks of kinds for which `polls(kind)` holds (an event that launches
+/// nothing, such as the end event, keeps its releases): those tasks read
+/// what the event orders by polling it (the decoder's polled activations),
+/// so the arrival need not wait for the task's writes to reach L2 before
+/// the worker moves on. Returns how many tasks it marked.
+size_t markRelaxedArrivals(DeviceTables &tables, bool (*polls)(uint8_t kind));
+
 /// The blob of DeviceLayout.h: header then sections, 16-byte aligned.
 std::vector<uint8_t> packTables(const DeviceTables &tables);
 

@@ -45,6 +45,15 @@ constexpr uint32_t kNoBuffer = 0xFFFFFFFFu;
 #define TAWA_MEGA_HD
 #endif
 
+/// The task kinds that, in a plan that polls its inputs (batch 1, no JIT
+/// tasks: MegaDecoder.cu), read their bf16 inputs by polling instead of
+/// waiting for their events (docs/MEGAKERNEL.md, "Polled activations").
+TAWA_MEGA_HD constexpr bool pollingTaskKind(uint32_t kind) {
+  return kind == uint32_t(TaskKind::RmsNormLinear) ||
+         kind == uint32_t(TaskKind::LinearResidual) ||
+         kind == uint32_t(TaskKind::DecodeAttention);
+}
+
 /// Rows of tokens: at most this many batch rows per linear tile (wider
 /// batches are split into row tiles by the graph).
 constexpr int kMaxTileRows = 64;

@@ -270,6 +270,18 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   lowering.producers = false;
   if (!lowerToDeviceTables(d->graph, lowering, d->tables, error))
     return failWith(error);
+  // Polled, in plans whose tasks cannot be queued behind a polling one
+  // (runtime.cuh, workerLoop), and at batch 1: a task polls its input rows
+  // with 16-byte loads, eight in flight a thread, where a bulk copy moves
+  // any number of rows at once; at batch 4 (8-96 KB a task) the steps were
+  // 4-7 % slower polled, at batch 1 (2-24 KB) 12 % (Qwen3-0.6B) and 2.4 %
+  // (8B) faster (runs 245-246).
+  d->pollInputs = TAWA_MEGA_POLL_INPUTS != 0 && batch == 1 &&
+                  d->tables.header.numJitTasks == 0;
+  if (d->pollInputs && TAWA_MEGA_RELAXED_ARRIVALS != 0)
+    markRelaxedArrivals(d->tables, [](uint8_t kind) {
+      return tawa::mega::pollingTaskKind(kind);
+    });
   LaunchOptions launch;
   launch.schedulerCtas = schedulerCtas;
   launch.sharedBytes = static_cast<uint32_t>(kTaskSmemBytes);
@@ -288,12 +300,7 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
       d->pointers[i] =
           static_cast<char *>(d->launcher.scratch()) + scratchAt[i];
   // The polled activations, 16-byte aligned in one allocation (one memset
-  // poisons them all). Their tasks poll only where no just-in-time task can
-  // be queued behind a polling one (runtime.cuh, workerLoop), and at batch
-  // 1: a task polls its input rows with 16-byte loads, eight in flight a
-  // thread, where a bulk copy moves any number of rows at once; at batch 4
-  // (8-96 KB a task) the steps were 4-7 % slower polled, at batch 1 (2-24
-  // KB) 12 % (Qwen3-0.6B) and 2.4 % (8B) faster (runs 245-246).
+  // poisons them all).
   d->polledBytes = layOut(d->binding, BufferKind::Polled, polledAt);
   if (d->polledBytes &&
       !cudaOk(cudaMalloc(&d->polledDev, d->polledBytes), "cudaMalloc"))
@@ -301,8 +308,6 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   for (size_t i = 0; i < nb; ++i)
     if (d->binding.buffers[i].kind == BufferKind::Polled)
       d->pointers[i] = static_cast<char *>(d->polledDev) + polledAt[i];
-  d->pollInputs = TAWA_MEGA_POLL_INPUTS != 0 && batch == 1 &&
-                  d->tables.header.numJitTasks == 0;
   for (size_t i = 0; i < nb; ++i) {
     const BufferDesc &b = d->binding.buffers[i];
     if (b.kind != BufferKind::Constant)

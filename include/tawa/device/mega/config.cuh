@@ -31,6 +31,14 @@
 #define TAWA_MEGA_POLL_INPUTS 1
 #endif
 
+/// 1: in plans that poll their inputs, a task whose trigger event launches
+/// only polling tasks arrives with a relaxed reduction (kTaskRelaxedArrival:
+/// nothing acquires through that event, so the worker does not wait for its
+/// writes to reach L2); 0: every arrival releases.
+#ifndef TAWA_MEGA_RELAXED_ARRIVALS
+#define TAWA_MEGA_RELAXED_ARRIVALS 1
+#endif
+
 namespace tawa::device::mega {
 
 /// The bit of TAWA_MEGA_ATTN_GROUPS for `group` q heads per KV head, or -1

@@ -186,10 +186,7 @@ struct DecodeTasks {
     return pollInputs != 0 && pollingKind(r.desc.kind);
   }
   __device__ static bool pollingKind(uint32_t kind) {
-    using tawa::mega::TaskKind;
-    return kind == uint32_t(TaskKind::RmsNormLinear) ||
-           kind == uint32_t(TaskKind::LinearResidual) ||
-           kind == uint32_t(TaskKind::DecodeAttention);
+    return tawa::mega::pollingTaskKind(kind);
   }
 
   /// Just-in-time tasks: staged here; `op` null.

@@ -31,6 +31,7 @@ using tawa::mega::kEmptyTaskKind;
 using tawa::mega::kEventDispatchesJit;
 using tawa::mega::kNoId;
 using tawa::mega::kTaskJit;
+using tawa::mega::kTaskRelaxedArrival;
 using tawa::mega::OpDesc;
 using tawa::mega::TablesHeader;
 using tawa::mega::TaskDesc;
@@ -132,11 +133,12 @@ describeEventWait(const TablesView &t, const RuntimeState &s, WaiterRole role,
 /// follows the task); hands a completed JIT event to its scheduler.
 /// `completed`: this arrival fired `e` (and, acq_rel, acquired every earlier
 /// arrival's writes); always false for a release reduction, whose worker
-/// does not learn the count. Returns false when the watchdog stopped the
-/// hand-over.
+/// does not learn the count. `relaxed`: the task's kTaskRelaxedArrival.
+/// Returns false when the watchdog stopped the hand-over.
 __device__ inline bool arrive(const TablesView &t, const RuntimeState &s,
                               uint32_t numSchedulers, uint32_t worker,
-                              uint32_t task, uint32_t e, bool &completed) {
+                              uint32_t task, uint32_t e, bool &completed,
+                              bool relaxed = false) {
   // A plan without just-in-time tasks hands no event to a scheduler, so an
   // arrival needs no answer: a release reduction, which the worker does not
   // wait for. The atomic's round trip and the descriptor's load would each
@@ -144,7 +146,13 @@ __device__ inline bool arrive(const TablesView &t, const RuntimeState &s,
   // task and the worker's next one. Arrivals past a trigger count are then
   // found after the step (tawa_mega_check compares every event's count).
   if (t.numJitTasks == 0) {
-    reduceAddRelease(&s.arrivals[e], 1);
+    // Every task `e` launches polls its inputs: nothing acquires through
+    // `e`, and the release's fence (a wait for the task's stores to be
+    // performed, on the path to this worker's next task) buys nothing.
+    if (relaxed)
+      reduceAddRelaxed(&s.arrivals[e], 1);
+    else
+      reduceAddRelease(&s.arrivals[e], 1);
     completed = false;
     return true;
   }
@@ -348,7 +356,8 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         fetchAddRelaxed(&rec.runs, 1);
       }
       bool completed = false;
-      arrive(t, s, numSchedulers, w, task, d.triggerEvent, completed);
+      arrive(t, s, numSchedulers, w, task, d.triggerEvent, completed,
+             (d.flags & kTaskRelaxedArrival) != 0);
       firedEvent = completed ? d.triggerEvent : kNoId;
       // The record two positions on, into the slot this task's record
       // held: its reads are over (the barrier above).

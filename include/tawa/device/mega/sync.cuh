@@ -84,6 +84,14 @@ __device__ __forceinline__ void reduceAddRelease(uint32_t *p, uint32_t v) {
                : "memory");
 }
 
+/// Adds `v` at `p` and orders nothing: a count that no reader acquires
+/// through (kTaskRelaxedArrival), so the caller does not wait for its
+/// earlier writes to be performed.
+__device__ __forceinline__ void reduceAddRelaxed(uint32_t *p, uint32_t v) {
+  asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v)
+               : "memory");
+}
+
 /// Publishes `desired` where `expected` is, releasing earlier writes; returns
 /// the value found.
 __device__ __forceinline__ uint32_t compareSwapRelease(uint32_t *p,
