@@ -80,12 +80,21 @@ private:
   /// tile reads whole input rows (the reduction dimension is not split) and
   /// writes `writeBox(rows, cols)`; `extraReads` adds reads per tile (the
   /// residual's tile). Returns the width.
+  /// `weightRows`: weight rows a column reads (2 for gate/up).
   template <typename WriteFn, typename ExtraFn>
   int64_t linearTiles(int opId, int in, int64_t k, int64_t columns,
-                      WriteFn writeBox, ExtraFn extraReads) {
+                      WriteFn writeBox, ExtraFn extraReads,
+                      int64_t weightRows = 1) {
     int64_t rowTiles = ceilDiv(o.batch, kRowTile);
+    int sms = o.sms;
+    if (o.batch == 1 && o.alternateTileBytes > 0 && o.sms >= 2) {
+      const int64_t half =
+          chooseTileWidth(columns, rowTiles, o.sms / 2, kLinearColumnGranule);
+      if (half * weightRows * k * 2 <= o.alternateTileBytes)
+        sms = o.sms / 2;
+    }
     int64_t width =
-        chooseTileWidth(columns, rowTiles, o.sms, kLinearColumnGranule);
+        chooseTileWidth(columns, rowTiles, sms, kLinearColumnGranule);
     int64_t colTiles = ceilDiv(columns, width);
     Operator &opRef = g.ops[opId];
     opRef.attrs.insert(opRef.attrs.begin(),
@@ -258,7 +267,7 @@ TGraph Builder::build() {
         [&](Interval r, Interval cl) {
           return box(act, {r, cl});
         },
-        noExtra);
+        noExtra, 2);
 
     // Down projection plus the residual stream: the next layer's input.
     int next = tensor("x." + num(l + 1), {B, H});

@@ -75,6 +75,12 @@ Options:
                        its own (default: the last chunk task of each row and
                        KV head to end merges them; its output box is
                        printed combine:)
+  --alternate-tile-bytes B
+                       batch 1: a linear whose tiles, were it split into
+                       sms / 2 of them, would read at most B bytes of
+                       weights each gets sms / 2 tiles, so that consecutive
+                       operators run on alternate halves of the workers
+                       (default 262144; 0: every linear fills the SMs)
   --print-after-all    print the graph after building it and after each pass
   --print-after=PASS   print the graph after PASS ('build' for the built
                        graph); a comma-separated list or repeated
@@ -115,7 +121,8 @@ Options:
                        tile-deps on, and check that all give the same values
   --no-order-check     check values only, not the start order (to test the
                        data check)
-  --batch, --max-seq, --sms, --no-prune, --separate-merge
+  --batch, --max-seq, --sms, --no-prune, --separate-merge,
+  --alternate-tile-bytes
                        as for 'tawa-mega plan'
 )";
 
@@ -135,7 +142,8 @@ Options:
                        tasks' dependency check reads them)
   --dump               print every event, task and queue instead of the summary
   -o FILE              write the packed tables to FILE
-  --batch, --max-seq, --sms, --no-prune, --separate-merge
+  --batch, --max-seq, --sms, --no-prune, --separate-merge,
+  --alternate-tile-bytes
                        as for 'tawa-mega plan'
 )";
 
@@ -162,7 +170,8 @@ Options:
                        is a contiguous cache)
   --kv-pages N         pages in each cache pool, 0..1073741824 (default 0:
                        batch x ceil(S / P), every row at S)
-  --batch, --max-seq, --sms, --separate-merge   as for 'tawa-mega plan'
+  --batch, --max-seq, --sms, --separate-merge, --alternate-tile-bytes
+                       as for 'tawa-mega plan'
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -304,6 +313,8 @@ bool takePlanOption(const std::string &name, const std::string &value,
     req.prune = false;
   else if (name == "--separate-merge")
     req.options.separateMerge = true;
+  else if (name == "--alternate-tile-bytes")
+    req.options.alternateTileBytes = parseInt(name, value, 0, int64_t(1) << 40);
   else
     return false;
   return true;
@@ -324,7 +335,8 @@ TGraph buildOrFail(const PlanRequest &req) {
 int planCommand(int argc, char **argv) {
   Args args = parseArgs(
       argc, argv, 2,
-      {"--model", "--batch", "--max-seq", "--sms", "--print-after", "-o"},
+      {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
+       "--print-after", "-o"},
       {"--no-prune", "--separate-merge", "--print-after-all", "--stats"});
   if (args.help) {
     std::cout << kPlanUsage;
@@ -429,8 +441,8 @@ int optCommand(int argc, char **argv) {
 int simulateCommand(int argc, char **argv) {
   Args args = parseArgs(
       argc, argv, 2,
-      {"--model", "--batch", "--max-seq", "--sms", "--orders", "--seed",
-       "--workers", "--mode"},
+      {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
+       "--orders", "--seed", "--workers", "--mode"},
       {"--no-prune", "--separate-merge", "--all-stages", "--no-order-check"});
   if (args.help) {
     std::cout << kSimulateUsage;
@@ -532,7 +544,8 @@ void printTablesSummary(const DeviceTables &t, std::ostream &os) {
 int lowerCommand(int argc, char **argv) {
   Args args =
       parseArgs(argc, argv, 2,
-                {"--model", "--batch", "--max-seq", "--sms", "--workers", "-o"},
+                {"--model", "--batch", "--max-seq", "--sms",
+                 "--alternate-tile-bytes", "--workers", "-o"},
                 {"--no-prune", "--separate-merge", "--no-producers", "--dump"});
   if (args.help) {
     std::cout << kLowerUsage;
@@ -590,10 +603,10 @@ int lowerCommand(int argc, char **argv) {
 }
 
 int bindCommand(int argc, char **argv) {
-  Args args = parseArgs(
-      argc, argv, 2,
-      {"--model", "--batch", "--max-seq", "--sms", "--page-size", "--kv-pages"},
-      {"--separate-merge"});
+  Args args = parseArgs(argc, argv, 2,
+                        {"--model", "--batch", "--max-seq", "--sms",
+                         "--alternate-tile-bytes", "--page-size", "--kv-pages"},
+                        {"--separate-merge"});
   if (args.help) {
     std::cout << kBindUsage;
     return 0;

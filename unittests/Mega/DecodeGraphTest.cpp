@@ -9,6 +9,7 @@
 
 #include <map>
 #include <set>
+#include <string>
 
 using namespace tawa::mega;
 
@@ -170,6 +171,9 @@ TEST(DecodeGraph, TilesCoverEveryOutputExactlyOnce) {
 
 TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   PlanOptions o; // batch 1, context 4096, 132 SMs
+  // Linears filling every SM (the default halves those whose tiles stay
+  // small: below).
+  o.alternateTileBytes = 0;
   TGraph g = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);
   std::map<OpKind, size_t> perKind;
   for (const Task &t : g.tasks)
@@ -200,6 +204,30 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   // One request: every task is known ahead (attention's tasks cost alike).
   for (const Operator &op : g.ops)
     EXPECT_EQ(op.launch, LaunchMode::Aot) << op.name;
+  // The default batch-1 plan: every layer linear's tile at 66 tiles is at
+  // most 256 KB of weights (QKV 64 columns, 128 KB; gate/up 48 columns of
+  // both, 192 KB; O and down already 64 tiles), so each has 64 tiles; the
+  // LM head's would be 4.7 MB and keeps 132.
+  {
+    PlanOptions d;
+    TGraph h = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), d);
+    std::map<std::string, size_t> perOp;
+    for (const Task &t : h.tasks)
+      ++perOp[h.ops[t.op].name];
+    EXPECT_EQ(h.tasks.size(), g.tasks.size() - 28u * (64u + 32u));
+    for (int l = 0; l < 28; ++l)
+      for (const char *name : {"qkv", "o_proj", "gate_up", "down"})
+        EXPECT_EQ(perOp["l" + std::to_string(l) + "." + name], 64u)
+            << l << " " << name;
+    EXPECT_EQ(perOp["lm_head"], 132u);
+    // Only batch 1 alternates.
+    d.batch = 2;
+    TGraph b2 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), d);
+    size_t qkv = 0;
+    for (const Task &t : b2.tasks)
+      qkv += b2.ops[t.op].name == "l0.qkv";
+    EXPECT_EQ(qkv, 128u);
+  }
   // A merge operator per layer instead: a task per KV head.
   o.separateMerge = true;
   TGraph gm = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), o);

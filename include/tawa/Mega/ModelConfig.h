@@ -60,6 +60,19 @@ struct PlanOptions {
   /// the last chunk task of each (row, KV head) to end merges the chunks
   /// (a combined box, TGraph.h); true, a merge operator after attention.
   bool separateMerge = false;
+  /// Batch-1 plans: a linear whose weights, split into sms / 2 tiles, are
+  /// at most this many bytes a tile gets sms / 2 tiles instead of sms, so
+  /// that consecutive operators run on disjoint halves of the workers
+  /// and each tile's weights stream into its worker while the previous
+  /// operator runs: with the round-robin queues, an operator of sms / 2
+  /// tiles after another runs on the workers the other left idle. A linear
+  /// tile that ran right after its worker's previous one started without
+  /// its weights (the worker's ring held the previous tile's) and was the
+  /// operator's straggler (run 251, Qwen3-0.6B: 1.5-2 µs a chained QKV or
+  /// gate/up tile). Default: two of the batch-1 ring's 128 KB (a QKV tile of
+  /// Qwen3-0.6B is 128 KB, a gate/up one 192 KB); 0: every linear fills the
+  /// SMs.
+  int64_t alternateTileBytes = 256 * 1024;
 };
 
 } // namespace tawa::mega

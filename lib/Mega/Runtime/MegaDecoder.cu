@@ -253,6 +253,9 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
   // Tiles are sized for the workers: an operator's tasks fill them once.
   d->plan.sms = sms - schedulerCtas;
   d->plan.separateMerge = (flags & TAWA_MEGA_SEPARATE_MERGE) != 0;
+#ifdef TAWA_MEGA_ALTERNATE_TILE_BYTES // A/B builds (PlanOptions says why)
+  d->plan.alternateTileBytes = TAWA_MEGA_ALTERNATE_TILE_BYTES;
+#endif
   if (!checkPlanOptions(d->plan, error))
     return failWith(error);
   d->graph = buildDecodeGraph(d->config, d->plan);
