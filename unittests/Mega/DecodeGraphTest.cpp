@@ -15,6 +15,14 @@ using namespace tawa::mega;
 
 namespace {
 
+/// The tasks of the operator named `name`.
+size_t tasksOf(const TGraph &g, const std::string &name) {
+  size_t n = 0;
+  for (const Task &t : g.tasks)
+    n += g.ops[t.op].name == name;
+  return n;
+}
+
 TEST(ModelConfig, ReadsThePublicQwen3Shapes) {
   ModelConfig small = loadInputConfig("qwen3-0.6b.json");
   EXPECT_EQ(small.modelType, "qwen3");
@@ -211,22 +219,16 @@ TEST(DecodeGraph, TaskCountsOfQwen3_0_6B) {
   {
     PlanOptions d;
     TGraph h = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), d);
-    std::map<std::string, size_t> perOp;
-    for (const Task &t : h.tasks)
-      ++perOp[h.ops[t.op].name];
     EXPECT_EQ(h.tasks.size(), g.tasks.size() - 28u * (64u + 32u));
     for (int l = 0; l < 28; ++l)
       for (const char *name : {"qkv", "o_proj", "gate_up", "down"})
-        EXPECT_EQ(perOp["l" + std::to_string(l) + "." + name], 64u)
+        EXPECT_EQ(tasksOf(h, "l" + std::to_string(l) + "." + name), 64u)
             << l << " " << name;
-    EXPECT_EQ(perOp["lm_head"], 132u);
+    EXPECT_EQ(tasksOf(h, "lm_head"), 132u);
     // Only batch 1 alternates.
     d.batch = 2;
     TGraph b2 = buildDecodeGraph(loadInputConfig("qwen3-0.6b.json"), d);
-    size_t qkv = 0;
-    for (const Task &t : b2.tasks)
-      qkv += b2.ops[t.op].name == "l0.qkv";
-    EXPECT_EQ(qkv, 128u);
+    EXPECT_EQ(tasksOf(b2, "l0.qkv"), 128u);
   }
   // A merge operator per layer instead: a task per KV head.
   o.separateMerge = true;
@@ -273,10 +275,7 @@ TEST(DecodeGraph, QkvFillsTheWorkersAndAttentionWaitsOnce) {
   o.sms = 128;
   o.maxSeq = 512;
   TGraph g = buildDecodeGraph(loadInputConfig("qwen3-8b.json"), o);
-  size_t qkvTiles = 0;
-  for (const Task &t : g.tasks)
-    qkvTiles += g.ops[t.op].name == "l0.qkv";
-  EXPECT_EQ(qkvTiles, 128u);
+  EXPECT_EQ(tasksOf(g, "l0.qkv"), 128u);
   std::string error;
   ASSERT_TRUE(analyzeTileDependencies(g, error)) << error;
   std::map<int, int> producerOf; // event -> the task that triggers it
