@@ -183,10 +183,7 @@ struct DecodeTasks {
 
   /// Every thread: whether the AOT task of record `r` polls its inputs.
   __device__ bool pollsInputs(const StagedTask &r) const {
-    return pollInputs != 0 && pollingKind(r.desc.kind);
-  }
-  __device__ static bool pollingKind(uint32_t kind) {
-    return tawa::mega::pollingTaskKind(kind);
+    return pollInputs != 0 && tawa::mega::pollingTaskKind(r.desc.kind);
   }
 
   /// Just-in-time tasks: staged here; `op` null.
@@ -201,7 +198,8 @@ struct DecodeTasks {
     const PollWatch watch{&watchdog, arrivals, t.events, worker, task,
                           d.waitEvent};
     const PollWatch *poll =
-        op && pollInputs != 0 && pollingKind(d.kind) ? &watch : nullptr;
+        op && pollInputs != 0 && tawa::mega::pollingTaskKind(d.kind) ? &watch
+                                                                     : nullptr;
     if (!op) {
       StagedOp &slot = stagedOps()[1];
       stage(d, slot);
