@@ -27,7 +27,11 @@ operator's hop: when each of its tasks started after the operator before it
 the worker's previous task belonged to that operator (chained, with how long
 before that operator's end it ended, whole µs) or not (other): a chained
 worker's wait is polled while its prefetch of the task's weights streams
-(run 243).
+(run 243). With --ready (traces that have the ready_ns column: linear and
+attention tasks stamp when their inputs were in) it splits each operator's
+time after the previous operator's last end into the wait for its inputs
+(ready - that end) and the task's work after them (end - ready): medians
+over the layers of each layer's median and largest task.
 """
 import argparse
 import collections
@@ -163,6 +167,43 @@ def hops(tasks):
     return groups
 
 
+def ready_split(path):
+    """{kind: {'ready': [...], 'ready_max': [...], 'work': [...], 'work_max':
+    [...], 'end': [...], 'last': [...]}}, one value a layer (µs after the
+    previous operator's last end: the median task's ready and end, the
+    latest ready and the last end; the median and largest end - ready), for
+    operators whose tasks all stamped ready_ns; the operators ordered by first
+    task id."""
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    if not rows or 'ready_ns' not in rows[0]:
+        raise SystemExit(f'{path}: no ready_ns column (a trace from before the ready stamp)')
+    ops = collections.defaultdict(list)
+    first = {}
+    for r in rows:
+        op, task = r['op'], int(r['task'])
+        if not op:
+            continue
+        ops[op].append((int(r['start_ns']), int(r['end_ns']), int(r['ready_ns'])))
+        first[op] = min(first.get(op, task), task)
+    order = sorted(first, key=first.get)
+    out = collections.defaultdict(lambda: collections.defaultdict(list))
+    for prev, op in zip(order, order[1:]):
+        ts = ops[op]
+        if any(ready == 0 for _, _, ready in ts):
+            continue
+        fire = max(e for _, e, _ in ops[prev])
+        us = lambda ns: ns / 1e3  # noqa: E731
+        v = out[kind_of(op)]
+        v['ready'].append(us(statistics.median(r - fire for _, _, r in ts)))
+        v['ready_max'].append(us(max(r for _, _, r in ts) - fire))
+        v['work'].append(us(statistics.median(e - r for _, e, r in ts)))
+        v['work_max'].append(us(max(e - r for _, e, r in ts)))
+        v['end'].append(us(statistics.median(e - fire for _, e, _ in ts)))
+        v['last'].append(us(max(e for _, e, _ in ts) - fire))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('csv', help='the trace CSV of bench/mega_decode_profile.py --csv')
@@ -178,6 +219,9 @@ def main():
     ap.add_argument('--hops', action='store_true',
                     help="also time the tasks' starts after the previous operator's end, by "
                          "whether their worker ran that operator's task before")
+    ap.add_argument('--ready', action='store_true',
+                    help="also split each operator's time after the previous one's last end "
+                         'into the wait for its inputs and its work after them')
     args = ap.parse_args()
     if args.chunks is not None and args.chunks < 1:
         ap.error('--chunks must be at least 1')
@@ -212,6 +256,17 @@ def main():
             at = f'slack {slack:3d}' if how == 'chained' else ' ' * 9
             print(f'  {kind:12s} {how:7s} {at} {len(starts):6d} {statistics.mean(starts):7.2f} '
                   f'({min(starts):6.2f}, {max(starts):6.2f})')
+
+    if args.ready:
+        print("ready: µs after the previous operator's last end, median over the layers of "
+              "the layer's median task (and of its latest ready / last end / largest work)")
+        print(f'  {"":12s} {"ready":>7s} {"(max)":>7s} {"work":>7s} {"(max)":>7s} '
+              f'{"end":>7s} {"(last)":>7s}')
+        for kind, v in ready_split(args.csv).items():
+            med = {k: statistics.median(xs) for k, xs in v.items()}
+            print(f'  {kind:12s} {med["ready"]:7.2f} {med["ready_max"]:7.2f} '
+                  f'{med["work"]:7.2f} {med["work_max"]:7.2f} {med["end"]:7.2f} '
+                  f'{med["last"]:7.2f}')
 
 
 if __name__ == '__main__':

@@ -106,8 +106,8 @@ int tawa_mega_num_ops(const tawa_mega_decoder *d);
 const char *tawa_mega_op_name(const tawa_mega_decoder *d, int op);
 
 /* With TAWA_MEGA_TRACE, after the step finished: per task (by id) its start
- * and end (globaltimer ns) and its worker: `records` holds 3 * num_tasks
- * values. */
+ * and end (globaltimer ns), its worker, and when its inputs were in (ns; 0
+ * where the task does not stamp it): `records` holds 4 * num_tasks values. */
 int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records);
 
 #ifdef __cplusplus

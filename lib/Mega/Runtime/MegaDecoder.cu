@@ -572,9 +572,10 @@ int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records) {
               "reading the trace"))
     return 1;
   for (size_t i = 0; i < trace.size(); ++i) {
-    records[3 * i] = trace[i].startNs;
-    records[3 * i + 1] = trace[i].endNs;
-    records[3 * i + 2] = trace[i].worker;
+    records[4 * i] = trace[i].startNs;
+    records[4 * i + 1] = trace[i].endNs;
+    records[4 * i + 2] = trace[i].worker;
+    records[4 * i + 3] = trace[i].readyNs;
   }
   return 0;
 }

@@ -183,18 +183,21 @@ class StepKernel:
 
     def trace(self):
         """The last step's timeline (needs trace=True): a list of (start_ns,
-        end_ns, worker, op name or None for an empty task), by task id."""
+        end_ns, worker, op name or None for an empty task, ready_ns), by task
+        id; ready_ns is when the task's inputs were in (linear and attention
+        tasks), else 0."""
         torch.cuda.synchronize()
         lib = self._lib
         n = lib.tawa_mega_num_tasks(self._handle)
         ops = (ctypes.c_int32 * n)()
-        records = (ctypes.c_uint64 * (3 * n))()
+        records = (ctypes.c_uint64 * (4 * n))()
         _check(lib.tawa_mega_task_ops(self._handle, ops), lib)
         _check(lib.tawa_mega_trace(self._handle, records), lib)
         names = [lib.tawa_mega_op_name(self._handle, i).decode()
                  for i in range(lib.tawa_mega_num_ops(self._handle))]
-        return [(records[3 * i], records[3 * i + 1], records[3 * i + 2],
-                 names[ops[i]] if ops[i] >= 0 else None) for i in range(n)]
+        return [(records[4 * i], records[4 * i + 1], records[4 * i + 2],
+                 names[ops[i]] if ops[i] >= 0 else None, records[4 * i + 3])
+                for i in range(n)]
 
 
 class MegaModel:

@@ -75,11 +75,14 @@ inline TablesView viewTables(const void *blob, const TablesHeader &h) {
 }
 
 /// One task's trace entry (optional): when and where it ran, and how often.
+/// readyNs: when its inputs were in (markTaskReady), or 0 where the task
+/// does not say.
 struct TaskRecord {
   uint64_t startNs;
   uint64_t endNs;
   uint32_t worker;
   uint32_t runs;
+  uint64_t readyNs;
 };
 
 /// The mutable state of one step, in global memory, zeroed before each run.
@@ -317,6 +320,7 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
                        : q.next(t, s, w);
       }
       taskStart = s.trace ? globalTimerNs() : 0;
+      taskReadyStamp() = s.trace ? 1 : 0;
     }
     __syncthreads();
     const uint32_t task = nextTask;
@@ -353,6 +357,7 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         rec.startNs = taskStart;
         rec.endNs = globalTimerNs();
         rec.worker = w;
+        rec.readyNs = taskReadyStamp() > 1 ? taskReadyStamp() : 0;
         fetchAddRelaxed(&rec.runs, 1);
       }
       bool completed = false;

@@ -112,6 +112,21 @@ __device__ __forceinline__ uint64_t globalTimerNs() {
   return t;
 }
 
+/// The running task's "ready" trace stamp (TaskRecord::readyNs): the worker
+/// arms it (1) before a task when it traces, else clears it (0); the task
+/// sets it (markTaskReady) once its inputs are all in shared memory or
+/// registers, so a trace splits the time after a hop into waiting and
+/// computing.
+__device__ __forceinline__ uint64_t &taskReadyStamp() {
+  __shared__ uint64_t stamp;
+  return stamp;
+}
+/// Thread 0, the first time after the worker armed the stamp: now.
+__device__ __forceinline__ void markTaskReady() {
+  if (threadIdx.x == 0 && taskReadyStamp() == 1)
+    taskReadyStamp() = globalTimerNs();
+}
+
 __device__ __forceinline__ uint32_t smId() {
   uint32_t id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));

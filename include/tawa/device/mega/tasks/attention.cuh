@@ -544,6 +544,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     for (int e = 0; e < 4; ++e)
       accO[mt][e] = 0.f;
   __syncthreads();
+  markTaskReady(); // q, k and v are in (normalized and rotated)
   TAWA_MEGA_TASK_STAMP(2);
   // Tensor cores: lane (g, t)'s B operand of the scores, q head g (zero past
   // the group) at dims 32 c + 8 t + [0, 8) as bf16 (the K permutation of

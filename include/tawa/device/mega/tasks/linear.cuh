@@ -511,6 +511,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
                        t.rows, klen, kTaskThreads, *poll);
     else
       mbarrierWait(inBar, (inPhase0 + pass) & 1);
+    markTaskReady();
     TAWA_MEGA_TASK_STAMP(1);
     // The norm's weights are folded into the staged weights; its 1 / RMS
     // scales the sums at the end (rowScale is read only after the passes).
