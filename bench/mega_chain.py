@@ -31,7 +31,10 @@ worker's wait is polled while its prefetch of the task's weights streams
 attention tasks stamp when their inputs were in) it splits each operator's
 time after the previous operator's last end into the wait for its inputs
 (ready - that end) and the task's work after them (end - ready): medians
-over the layers of each layer's median and largest task.
+over the layers of each layer's median and largest task; with the
+computed_ns and weight_wait_ns columns, the work into computing (of which
+waiting for weights) and the epilogue (a linear's stores, attention's
+counter and merge).
 """
 import argparse
 import collections
@@ -169,38 +172,47 @@ def hops(tasks):
 
 def ready_split(path):
     """{kind: {'ready': [...], 'ready_max': [...], 'work': [...], 'work_max':
-    [...], 'end': [...], 'last': [...]}}, one value a layer (µs after the
+    [...], 'end': [...], 'last': [...], and with computed_ns 'compute',
+    'epilogue', 'weight_wait': [...]}}, one value a layer (µs after the
     previous operator's last end: the median task's ready and end, the
-    latest ready and the last end; the median and largest end - ready), for
-    operators whose tasks all stamped ready_ns; the operators ordered by first
-    task id."""
+    latest ready and the last end; the median and largest end - ready; the
+    median computed - ready, end - computed and weight wait), for operators
+    whose tasks all stamped ready_ns; the operators ordered by first task
+    id."""
     with open(path) as f:
         rows = list(csv.DictReader(f))
     if not rows or 'ready_ns' not in rows[0]:
         raise SystemExit(f'{path}: no ready_ns column (a trace from before the ready stamp)')
+    phases = 'computed_ns' in rows[0]
     ops = collections.defaultdict(list)
     first = {}
     for r in rows:
         op, task = r['op'], int(r['task'])
         if not op:
             continue
-        ops[op].append((int(r['start_ns']), int(r['end_ns']), int(r['ready_ns'])))
+        ops[op].append((int(r['start_ns']), int(r['end_ns']), int(r['ready_ns']),
+                        int(r['computed_ns']) if phases else 0,
+                        int(r['weight_wait_ns']) if phases else 0))
         first[op] = min(first.get(op, task), task)
     order = sorted(first, key=first.get)
     out = collections.defaultdict(lambda: collections.defaultdict(list))
     for prev, op in zip(order, order[1:]):
         ts = ops[op]
-        if any(ready == 0 for _, _, ready in ts):
+        if any(t[2] == 0 for t in ts):
             continue
-        fire = max(e for _, e, _ in ops[prev])
+        fire = max(t[1] for t in ops[prev])
         us = lambda ns: ns / 1e3  # noqa: E731
         v = out[kind_of(op)]
-        v['ready'].append(us(statistics.median(r - fire for _, _, r in ts)))
-        v['ready_max'].append(us(max(r for _, _, r in ts) - fire))
-        v['work'].append(us(statistics.median(e - r for _, e, r in ts)))
-        v['work_max'].append(us(max(e - r for _, e, r in ts)))
-        v['end'].append(us(statistics.median(e - fire for _, e, _ in ts)))
-        v['last'].append(us(max(e for _, e, _ in ts) - fire))
+        v['ready'].append(us(statistics.median(t[2] - fire for t in ts)))
+        v['ready_max'].append(us(max(t[2] for t in ts) - fire))
+        v['work'].append(us(statistics.median(t[1] - t[2] for t in ts)))
+        v['work_max'].append(us(max(t[1] - t[2] for t in ts)))
+        v['end'].append(us(statistics.median(t[1] - fire for t in ts)))
+        v['last'].append(us(max(t[1] for t in ts) - fire))
+        if phases and all(t[3] for t in ts):
+            v['compute'].append(us(statistics.median(t[3] - t[2] for t in ts)))
+            v['weight_wait'].append(us(statistics.median(t[4] for t in ts)))
+            v['epilogue'].append(us(statistics.median(t[1] - t[3] for t in ts)))
     return out
 
 
@@ -259,15 +271,17 @@ def main():
 
     if args.ready:
         print("ready: µs after the previous operator's last end, median over the layers of "
-              "the layer's median task (and of its latest ready / last end / largest work)")
+              "the layer's median task (and of its latest ready / last end / largest work); "
+              "work = compute (of it waiting for weights) + epilogue")
         print(f'  {"":12s} {"ready":>7s} {"(max)":>7s} {"work":>7s} {"(max)":>7s} '
-              f'{"end":>7s} {"(last)":>7s}')
+              f'{"compute":>7s} {"wwait":>7s} {"epilog":>7s} {"end":>7s} {"(last)":>7s}')
         for kind, v in ready_split(args.csv).items():
             med = {k: statistics.median(xs) for k, xs in v.items()}
+            part = ''.join(f' {med[k]:7.2f}' if k in med else f' {"-":>7s}'
+                           for k in ('compute', 'weight_wait', 'epilogue'))
             print(f'  {kind:12s} {med["ready"]:7.2f} {med["ready_max"]:7.2f} '
-                  f'{med["work"]:7.2f} {med["work_max"]:7.2f} {med["end"]:7.2f} '
+                  f'{med["work"]:7.2f} {med["work_max"]:7.2f}{part} {med["end"]:7.2f} '
                   f'{med["last"]:7.2f}')
-
 
 if __name__ == '__main__':
     sys.exit(main())

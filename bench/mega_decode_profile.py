@@ -42,11 +42,11 @@ def linear_bytes(shape, kind, tiles):
 
 def summarize(trace, shape):
     by_op = collections.OrderedDict()
-    for start, end, worker, op, _ in trace:
+    for start, end, worker, op, *_ in trace:
         if op is not None:
             by_op.setdefault(op, []).append((start, end, worker))
-    t0 = min(s for s, _, _, _, _ in trace)
-    t1 = max(e for _, e, _, _, _ in trace)
+    t0 = min(r.start_ns for r in trace)
+    t1 = max(r.end_ns for r in trace)
     rows = collections.OrderedDict()
     prev_end = t0
     for op, tasks in by_op.items():
@@ -78,10 +78,10 @@ def draw(trace, t0, path, title):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    kinds = sorted({kind_of(op) for _, _, _, op, _ in trace if op})
+    kinds = sorted({kind_of(r.op) for r in trace if r.op})
     colors = {k: plt.cm.tab20(i % 20) for i, k in enumerate(kinds)}
     fig, ax = plt.subplots(figsize=(16, 8))
-    for start, end, worker, op, _ in trace:
+    for start, end, worker, op, *_ in trace:
         if op is None:
             continue
         ax.barh(worker, (end - start) / 1e3, left=(start - t0) / 1e3, height=0.8,
@@ -126,9 +126,10 @@ def main():
         draw(trace, t0, args.png, f'{args.model} b{args.batch} ctx {args.context}')
     if args.csv:
         with open(args.csv, 'w') as f:
-            f.write('task,start_ns,end_ns,worker,op,ready_ns\n')
-            for i, (s, e, w, op, ready) in enumerate(trace):
-                f.write(f'{i},{s},{e},{w},{op or ""},{ready}\n')
+            f.write('task,start_ns,end_ns,worker,op,ready_ns,computed_ns,weight_wait_ns\n')
+            for i, r in enumerate(trace):
+                f.write(f'{i},{r.start_ns},{r.end_ns},{r.worker},{r.op or ""},{r.ready_ns},'
+                        f'{r.computed_ns},{r.weight_wait_ns}\n')
 
 
 if __name__ == '__main__':

@@ -105,9 +105,12 @@ int tawa_mega_task_ops(const tawa_mega_decoder *d, int32_t *ops);
 int tawa_mega_num_ops(const tawa_mega_decoder *d);
 const char *tawa_mega_op_name(const tawa_mega_decoder *d, int op);
 
-/* With TAWA_MEGA_TRACE, after the step finished: per task (by id) its start
- * and end (globaltimer ns), its worker, and when its inputs were in (ns; 0
- * where the task does not stamp it): `records` holds 4 * num_tasks values. */
+/* With TAWA_MEGA_TRACE, after the step finished: per task (by id)
+ * TAWA_MEGA_TRACE_VALUES values: its start and end (globaltimer ns), its
+ * worker, when its inputs were in and when it had computed its results (ns;
+ * 0 where the task does not stamp them), and the ns its warp 0 waited for
+ * weights. `records` holds TAWA_MEGA_TRACE_VALUES * num_tasks values. */
+#define TAWA_MEGA_TRACE_VALUES 6
 int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records);
 
 #ifdef __cplusplus

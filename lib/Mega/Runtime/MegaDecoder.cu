@@ -572,10 +572,13 @@ int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records) {
               "reading the trace"))
     return 1;
   for (size_t i = 0; i < trace.size(); ++i) {
-    records[4 * i] = trace[i].startNs;
-    records[4 * i + 1] = trace[i].endNs;
-    records[4 * i + 2] = trace[i].worker;
-    records[4 * i + 3] = trace[i].readyNs;
+    uint64_t *r = records + TAWA_MEGA_TRACE_VALUES * i;
+    r[0] = trace[i].startNs;
+    r[1] = trace[i].endNs;
+    r[2] = trace[i].worker;
+    r[3] = trace[i].readyNs;
+    r[4] = trace[i].computedNs;
+    r[5] = trace[i].weightWaitNs;
   }
   return 0;
 }

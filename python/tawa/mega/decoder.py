@@ -14,6 +14,7 @@ mega-kernel then reads and appends to. The cache is paged (page_size
 positions a page, 64 by default; docs/MEGAKERNEL.md, "Paged KV cache"): rows
 take pages from one pool per layer as they grow.
 """
+import collections
 import ctypes
 import json
 import os
@@ -22,6 +23,11 @@ import torch
 
 from .build import MegaError, build_library, model_specialization_flags
 from .reference import ModelShape, ReferenceDecoder
+
+# One task of a step's trace (MegaStep.trace; tawa_mega.h, tawa_mega_trace).
+TraceRecord = collections.namedtuple(
+    'TraceRecord', 'start_ns end_ns worker op ready_ns computed_ns weight_wait_ns')
+TRACE_VALUES = 6  # per task from tawa_mega_trace (TAWA_MEGA_TRACE_VALUES)
 
 _TYPES = {0: torch.bfloat16, 1: torch.float32, 2: torch.int32}
 _KINDS = {0: 'weight', 1: 'input', 2: 'activation', 3: 'state', 4: 'output', 5: 'staged',
@@ -182,21 +188,25 @@ class StepKernel:
         return self._lib.tawa_mega_last_step_ns(self._handle)
 
     def trace(self):
-        """The last step's timeline (needs trace=True): a list of (start_ns,
-        end_ns, worker, op name or None for an empty task, ready_ns), by task
-        id; ready_ns is when the task's inputs were in (linear and attention
-        tasks), else 0."""
+        """The last step's timeline (needs trace=True): a list of TraceRecord
+        (start_ns, end_ns, worker, op name or None for an empty task,
+        ready_ns, computed_ns, weight_wait_ns), by task id. ready_ns and
+        computed_ns: when the task's inputs were in and when it had computed
+        its results (linear and attention tasks; else 0); weight_wait_ns: how
+        long its warp 0 waited for weights (linears)."""
         torch.cuda.synchronize()
         lib = self._lib
         n = lib.tawa_mega_num_tasks(self._handle)
         ops = (ctypes.c_int32 * n)()
-        records = (ctypes.c_uint64 * (4 * n))()
+        v = TRACE_VALUES
+        records = (ctypes.c_uint64 * (v * n))()
         _check(lib.tawa_mega_task_ops(self._handle, ops), lib)
         _check(lib.tawa_mega_trace(self._handle, records), lib)
         names = [lib.tawa_mega_op_name(self._handle, i).decode()
                  for i in range(lib.tawa_mega_num_ops(self._handle))]
-        return [(records[4 * i], records[4 * i + 1], records[4 * i + 2],
-                 names[ops[i]] if ops[i] >= 0 else None, records[4 * i + 3])
+        return [TraceRecord(records[v * i], records[v * i + 1], records[v * i + 2],
+                            names[ops[i]] if ops[i] >= 0 else None, records[v * i + 3],
+                            records[v * i + 4], records[v * i + 5])
                 for i in range(n)]
 
 

@@ -74,15 +74,18 @@ inline TablesView viewTables(const void *blob, const TablesHeader &h) {
   return v;
 }
 
-/// One task's trace entry (optional): when and where it ran, and how often.
-/// readyNs: when its inputs were in (markTaskReady), or 0 where the task
-/// does not say.
+/// One task's trace entry (optional): when and where it ran, and how often;
+/// when its inputs were in and when it had computed its results (0 where
+/// the task does not say), and how long its warp 0 waited for weights
+/// (TaskStamps).
 struct TaskRecord {
   uint64_t startNs;
   uint64_t endNs;
   uint32_t worker;
   uint32_t runs;
   uint64_t readyNs;
+  uint64_t computedNs;
+  uint64_t weightWaitNs;
 };
 
 /// The mutable state of one step, in global memory, zeroed before each run.
@@ -320,7 +323,7 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
                        : q.next(t, s, w);
       }
       taskStart = s.trace ? globalTimerNs() : 0;
-      taskReadyStamp() = s.trace ? 1 : 0;
+      taskStamps() = TaskStamps{s.trace ? 1u : 0u, 0, 0, 0};
     }
     __syncthreads();
     const uint32_t task = nextTask;
@@ -357,7 +360,9 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         rec.startNs = taskStart;
         rec.endNs = globalTimerNs();
         rec.worker = w;
-        rec.readyNs = taskReadyStamp() > 1 ? taskReadyStamp() : 0;
+        rec.readyNs = taskStamps().ready;
+        rec.computedNs = taskStamps().computed;
+        rec.weightWaitNs = taskStamps().weightWaitNs;
         fetchAddRelaxed(&rec.runs, 1);
       }
       bool completed = false;

@@ -112,19 +112,31 @@ __device__ __forceinline__ uint64_t globalTimerNs() {
   return t;
 }
 
-/// The running task's "ready" trace stamp (TaskRecord::readyNs): the worker
-/// arms it (1) before a task when it traces, else clears it (0); the task
-/// sets it (markTaskReady) once its inputs are all in shared memory or
-/// registers, so a trace splits the time after a hop into waiting and
-/// computing.
-__device__ __forceinline__ uint64_t &taskReadyStamp() {
-  __shared__ uint64_t stamp;
-  return stamp;
+/// The running task's trace stamps (TaskRecord): the worker arms them before
+/// a task when it traces (armed 1, the rest 0; else armed 0) and records
+/// them after it. A task stamps when its inputs were all in (ready), when
+/// its results were computed, before its epilogue or merge (computed), and
+/// adds the time its warp 0 waited for weights (weightWaitNs): a trace then
+/// splits the time after a hop into waiting for the inputs, for the
+/// weights, computing and storing.
+struct TaskStamps {
+  uint32_t armed;
+  uint64_t ready, computed, weightWaitNs;
+};
+__device__ __forceinline__ TaskStamps &taskStamps() {
+  __shared__ TaskStamps stamps;
+  return stamps;
 }
-/// Thread 0, the first time after the worker armed the stamp: now.
+/// Thread 0, the first time after the worker armed the stamps: now.
 __device__ __forceinline__ void markTaskReady() {
-  if (threadIdx.x == 0 && taskReadyStamp() == 1)
-    taskReadyStamp() = globalTimerNs();
+  TaskStamps &t = taskStamps();
+  if (threadIdx.x == 0 && t.armed && t.ready == 0)
+    t.ready = globalTimerNs();
+}
+__device__ __forceinline__ void markTaskComputed() {
+  TaskStamps &t = taskStamps();
+  if (threadIdx.x == 0 && t.armed && t.computed == 0)
+    t.computed = globalTimerNs();
 }
 
 __device__ __forceinline__ uint32_t smId() {

@@ -804,6 +804,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
             l > 0.f ? runMax[g] + __logf(l) : -INFINITY;
     }
   }
+  markTaskComputed();
   if (p.chunks > 1 && p.counters != tawa::mega::kNoBuffer)
     mergeIfLastChunk(p, buffers, uint32_t(b * p.kvHeads + h));
 }

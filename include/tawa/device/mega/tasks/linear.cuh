@@ -301,6 +301,8 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
   };
   clear();
   int held = -1;
+  // Traced: lane 0 of warp 0 adds its waits for weights (TaskStamps).
+  const bool timed = threadIdx.x == 0 && taskStamps().armed;
   // The pass's first stages were issued before its input rows were staged
   // (issueFirstStages); `ahead` is the stage a slot is refilled with.
   StageWalk cur = pp.first(warp), ahead = cur;
@@ -316,7 +318,10 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
       }
       held = cur.block;
     }
+    const uint64_t waitFrom = timed ? globalTimerNs() : 0;
     mbarrierWait(myBars + s, (parity >> s) & 1);
+    if (timed)
+      taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
     parity ^= 1u << s;
     TAWA_MEGA_STREAM_MARK(1);
     // The stage's steps [s0, s1) of K; those before `whole` have all 32
@@ -530,6 +535,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       linearStream<8, 1>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
   }
   __syncthreads();
+  markTaskComputed();
   // Element i of the sums: the slices are added here, where each element is
   // read once anyway.
   const int sliceElems = t.rows * t.vcols;
