@@ -27,8 +27,9 @@ operator's hop: when each of its tasks started after the operator before it
 the worker's previous task belonged to that operator (chained, with how long
 before that operator's end it ended, whole µs) or not (other): a chained
 worker's wait is polled while its prefetch of the task's weights streams
-(run 243). With --ready (traces that have the ready_ns column: linear and
-attention tasks stamp when their inputs were in) it splits each operator's
+(run 243). With --ready (traces that have the ready_ns column, from a library
+built with -DTAWA_MEGA_TRACE_PHASES=1: linear and attention tasks stamp when
+their inputs were in) it splits each operator's
 time after the previous operator's last end into the wait for its inputs
 (ready - that end) and the task's work after them (end - ready): medians
 over the layers of each layer's median and largest task; with the
@@ -194,6 +195,9 @@ def ready_split(path):
                         int(r['computed_ns']) if phases else 0,
                         int(r['weight_wait_ns']) if phases else 0))
         first[op] = min(first.get(op, task), task)
+    if not any(t[2] for ts in ops.values() for t in ts):
+        raise SystemExit(f'{path}: no task stamped ready_ns (a library built without '
+                         '-DTAWA_MEGA_TRACE_PHASES=1)')
     order = sorted(first, key=first.get)
     out = collections.defaultdict(lambda: collections.defaultdict(list))
     for prev, op in zip(order, order[1:]):

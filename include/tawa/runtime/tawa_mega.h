@@ -109,7 +109,8 @@ const char *tawa_mega_op_name(const tawa_mega_decoder *d, int op);
  * TAWA_MEGA_TRACE_VALUES values: its start and end (globaltimer ns), its
  * worker, when its inputs were in and when it had computed its results (ns;
  * 0 where the task does not stamp them), and the ns its warp 0 waited for
- * weights. `records` holds TAWA_MEGA_TRACE_VALUES * num_tasks values. */
+ * weights (the last three only in builds with -DTAWA_MEGA_TRACE_PHASES=1,
+ * else 0). `records` holds TAWA_MEGA_TRACE_VALUES * num_tasks values. */
 #define TAWA_MEGA_TRACE_VALUES 6
 int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records);
 

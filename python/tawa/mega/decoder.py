@@ -193,7 +193,9 @@ class StepKernel:
         ready_ns, computed_ns, weight_wait_ns), by task id. ready_ns and
         computed_ns: when the task's inputs were in and when it had computed
         its results (linear and attention tasks; else 0); weight_wait_ns: how
-        long its warp 0 waited for weights (linears)."""
+        long its warp 0 waited for weights (linears). The last three are 0
+        unless the library was built with -DTAWA_MEGA_TRACE_PHASES=1
+        (TAWA_MEGA_NVCC_FLAGS)."""
         torch.cuda.synchronize()
         lib = self._lib
         n = lib.tawa_mega_num_tasks(self._handle)

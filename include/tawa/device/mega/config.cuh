@@ -39,6 +39,15 @@
 #define TAWA_MEGA_RELAXED_ARRIVALS 1
 #endif
 
+/// 1: tasks stamp their phases into the trace (TaskStamps in sync.cuh:
+/// when their inputs were in, when they had computed, how long warp 0 waited
+/// for weights; bench/mega_chain.py --ready reads them); 0: the trace has
+/// start, end and worker only. A diagnostic build: the stamps' code made the
+/// step about 4 % slower even untraced (runs 255-256).
+#ifndef TAWA_MEGA_TRACE_PHASES
+#define TAWA_MEGA_TRACE_PHASES 0
+#endif
+
 namespace tawa::device::mega {
 
 /// The bit of TAWA_MEGA_ATTN_GROUPS for `group` q heads per KV head, or -1

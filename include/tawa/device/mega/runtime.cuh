@@ -323,7 +323,9 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
                        : q.next(t, s, w);
       }
       taskStart = s.trace ? globalTimerNs() : 0;
+#if TAWA_MEGA_TRACE_PHASES
       taskStamps() = TaskStamps{s.trace ? 1u : 0u, 0, 0, 0};
+#endif
     }
     __syncthreads();
     const uint32_t task = nextTask;
@@ -360,9 +362,10 @@ __device__ void workerLoop(const TablesView &t, const RuntimeState &s,
         rec.startNs = taskStart;
         rec.endNs = globalTimerNs();
         rec.worker = w;
-        rec.readyNs = taskStamps().ready;
-        rec.computedNs = taskStamps().computed;
-        rec.weightWaitNs = taskStamps().weightWaitNs;
+        const bool phases = TAWA_MEGA_TRACE_PHASES != 0;
+        rec.readyNs = phases ? taskStamps().ready : 0;
+        rec.computedNs = phases ? taskStamps().computed : 0;
+        rec.weightWaitNs = phases ? taskStamps().weightWaitNs : 0;
         fetchAddRelaxed(&rec.runs, 1);
       }
       bool completed = false;

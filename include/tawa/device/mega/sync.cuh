@@ -3,6 +3,8 @@
 // and an acquire by the reader, at GPU scope, on a 32-bit word in global
 // memory. One wrapper per PTX instruction so the protocol reads in the code.
 #pragma once
+#include "tawa/device/mega/config.cuh"
+
 #include <cstdint>
 
 namespace tawa::device::mega {
@@ -127,16 +129,21 @@ __device__ __forceinline__ TaskStamps &taskStamps() {
   __shared__ TaskStamps stamps;
   return stamps;
 }
-/// Thread 0, the first time after the worker armed the stamps: now.
+/// Thread 0, the first time after the worker armed the stamps: now. Only
+/// in builds with TAWA_MEGA_TRACE_PHASES (config.cuh).
 __device__ __forceinline__ void markTaskReady() {
+#if TAWA_MEGA_TRACE_PHASES
   TaskStamps &t = taskStamps();
   if (threadIdx.x == 0 && t.armed && t.ready == 0)
     t.ready = globalTimerNs();
+#endif
 }
 __device__ __forceinline__ void markTaskComputed() {
+#if TAWA_MEGA_TRACE_PHASES
   TaskStamps &t = taskStamps();
   if (threadIdx.x == 0 && t.armed && t.computed == 0)
     t.computed = globalTimerNs();
+#endif
 }
 
 __device__ __forceinline__ uint32_t smId() {

@@ -422,10 +422,13 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       bufferAt<const bf16>(buffers, p.qkv) + size_t(b) * p.qkvCols;
   constexpr int kItems = (G + 1 + kTaskWarps - 1) / kTaskWarps;
   float hv[kItems][8];
-  // Polled (the worker did not wait for the projection): every load is
-  // issued before any is checked.
+  // Polled (the worker did not wait for the projection): every load —
+  // the row's elements, the RoPE row's and the new v's — is issued before
+  // any is checked, and the reloads of those still poisoned go together
+  // (repollAll).
   uint16_t raw[kItems][8];
   const uint16_t *src[kItems]; // the lane's elements of item it: + 32 j
+  uint32_t valid[kItems];      // bit j: element j is the lane's
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const int item = warp + it * kTaskWarps;
@@ -433,25 +436,17 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                   qkvRow + (item < G ? size_t(h * G + item) * D
                                      : size_t(p.kvHeads * G + h) * D)) +
               lane;
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      raw[it][j] =
-          item <= G && lane + 32 * j < D
-              ? (poll ? loadRelaxed(src[it] + 32 * j) : src[it][32 * j])
-              : uint16_t(0);
-  }
-#pragma unroll
-  for (int it = 0; it < kItems; ++it) {
-    const int item = warp + it * kTaskWarps;
+    valid[it] = 0;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-      if (poll && item <= G && lane + 32 * j < D)
-        repoll(raw[it][j], src[it] + 32 * j, *poll);
-      hv[it][j] = toFloat(__ushort_as_bfloat16(raw[it][j]));
+      const bool in = item <= G && lane + 32 * j < D;
+      valid[it] |= uint32_t(in) << j;
+      raw[it][j] = in ? (poll ? loadRelaxed(src[it] + 32 * j) : src[it][32 * j])
+                      : uint16_t(0);
     }
   }
-  // The row's RoPE cosines and sines (the runtime's table, bf16), loaded
-  // beside the q/k/v row: one round trip for both, none in the prefetch.
+  // The row's RoPE cosines and sines (the runtime's table, bf16; the
+  // prefetch asked L2 for them).
   float cs[4], sn[4];
   {
     const int half = D / 2, distinct = max(1, half / 32);
@@ -464,16 +459,44 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     }
   }
   uint4 vNewPart = make_uint4(0, 0, 0, 0); // thread t < D / 8: v[8t, 8t + 8)
-  if (threadIdx.x < D / 8) {
-    const uint4 *v = reinterpret_cast<const uint4 *>(
-        qkvRow + size_t((p.kvHeads * G + p.kvHeads + h) * D) + threadIdx.x * 8);
-    if (poll) {
-      vNewPart = loadRelaxed(v);
-      repoll(vNewPart, v, *poll);
+  const uint4 *vSrc = reinterpret_cast<const uint4 *>(
+      qkvRow + size_t((p.kvHeads * G + p.kvHeads + h) * D) + threadIdx.x * 8);
+  if (threadIdx.x < D / 8)
+    vNewPart = poll ? loadRelaxed(vSrc) : *vSrc;
+  if (poll) {
+    if constexpr (kItems * 8 <= 32) {
+      uint16_t flat[kItems * 8];
+      uint32_t flatValid = 0;
+#pragma unroll
+      for (int it = 0; it < kItems; ++it) {
+        flatValid |= valid[it] << (8 * it);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          flat[it * 8 + j] = raw[it][j];
+      }
+      repollAll(
+          flat, [&](int k) { return src[k / 8] + 32 * (k % 8); }, flatValid,
+          *poll);
+#pragma unroll
+      for (int it = 0; it < kItems; ++it)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          raw[it][j] = flat[it * 8 + j];
     } else {
-      vNewPart = *v;
+#pragma unroll
+      for (int it = 0; it < kItems; ++it)
+        repollAll(
+            raw[it], [&](int j) { return src[it] + 32 * j; }, valid[it],
+            *poll);
     }
+    if (threadIdx.x < D / 8)
+      repoll(vNewPart, vSrc, *poll);
   }
+#pragma unroll
+  for (int it = 0; it < kItems; ++it)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      hv[it][j] = toFloat(__ushort_as_bfloat16(raw[it][j]));
   const int rowLanes = D / 8, perWarp = 32 / rowLanes;
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = c.slots, blockLen = c.blockLen, blocks = c.blocks;

@@ -302,7 +302,8 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
   clear();
   int held = -1;
   // Traced: lane 0 of warp 0 adds its waits for weights (TaskStamps).
-  const bool timed = threadIdx.x == 0 && taskStamps().armed;
+  const bool timed =
+      TAWA_MEGA_TRACE_PHASES && threadIdx.x == 0 && taskStamps().armed;
   // The pass's first stages were issued before its input rows were staged
   // (issueFirstStages); `ahead` is the stage a slot is refilled with.
   StageWalk cur = pp.first(warp), ahead = cur;
