@@ -486,8 +486,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 #pragma unroll
       for (int it = 0; it < kItems; ++it)
         repollAll(
-            raw[it], [&](int j) { return src[it] + 32 * j; }, valid[it],
-            *poll);
+            raw[it], [&](int j) { return src[it] + 32 * j; }, valid[it], *poll);
     }
     if (threadIdx.x < D / 8)
       repoll(vNewPart, vSrc, *poll);
