@@ -7,7 +7,11 @@
 //   wgmma: 64 weight rows x 1024 K as the A operand of m64n8k16 straight from
 //     shared memory (K-major, 128-byte swizzle: 16 blocks of 64 K), the input
 //     row as B (n = 8, the other 7 columns zero), 64 instructions, one commit.
-// Both compute y = W x for the same W and x; the results are checked against
+//   wgmma, K split: the same A read as 16 rows of 4096 K (row r's K quarter q
+//     as row 16 q + r), the input's quarters as B's columns 0-3, the four
+//     partials of a row added through shared memory: how a 16-column tile
+//     (the O and down projections' at Qwen3-0.6B) would use m64.
+// All compute y = W x for the same W and x; the results are checked against
 // a double-precision product on the host, and each is timed hot (clock64 on
 // thread 0 around the products and the CTA barrier after them; median of 16
 // repetitions; µs at the device's nominal clock).
@@ -31,7 +35,7 @@ using namespace tawa::device;
 constexpr int kRows = 64, kK = 1024, kReps = 16;
 constexpr int kWBytes = kRows * kK * 2; // 128 KB
 constexpr int kXBytes = 8 * kK * 2;     // B: 8 columns of K (16 KB)
-constexpr int kSmem = kWBytes + kXBytes + 1024;
+constexpr int kSmem = kWBytes + kXBytes + 256 + 1024;
 
 /// Byte offset of (row r, k) in a K-major tile of 128-byte rows, 128-byte
 /// swizzle, in blocks of 64 K (rows x 128 bytes each): the 16-byte chunk of
@@ -42,8 +46,9 @@ __host__ __device__ constexpr uint32_t swizzledOffset(int r, int k, int rows) {
 }
 
 __global__ void __launch_bounds__(128, 1)
-    gemvKernel(const __nv_bfloat16 *w, const __nv_bfloat16 *x, float *yMma,
-               float *yWgmma, long long *cycles) {
+    gemvKernel(const __nv_bfloat16 *w, const __nv_bfloat16 *x,
+               const __nv_bfloat16 *xSplit, float *yMma, float *yWgmma,
+               float *ySplit, long long *cycles) {
   extern __shared__ uint8_t raw[];
   uint8_t *base = reinterpret_cast<uint8_t *>(
       (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
@@ -147,65 +152,127 @@ __global__ void __launch_bounds__(128, 1)
     yWgmma[warp * 16 + g] = d[0];
     yWgmma[warp * 16 + g + 8] = d[2];
   }
+  // --- wgmma with K split (a tile of 16 output rows and 4096 K, as the O and
+  // down tiles of 16 columns would be): the same 64 x 1024 A holds row r's
+  // quarter q of K as row 16 q + r, B's column q the input's quarter q
+  // (columns 4-7 zero), so D[16 q + r][q] is quarter q's partial sum of row
+  // r; warp q holds it (lane (r % 8, q / 2), register q % 2, + 2 for r >= 8)
+  // and the four partials are added through shared memory.
+  __syncthreads();
+  for (int i = tid; i < 8 * kK / 8; i += 128) {
+    const int n = i / (kK / 8), k8 = (i % (kK / 8)) * 8;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (n < 4)
+      v = *reinterpret_cast<const uint4 *>(xSplit + n * kK + k8);
+    *reinterpret_cast<uint4 *>(xb + swizzledOffset(n, k8, 8)) = v;
+  }
+  fenceProxyAsyncShared();
+  float *parts = reinterpret_cast<float *>(base + kWBytes + kXBytes); // [4][16]
+  __syncthreads();
+  long long tSplit[kReps];
+  float ySum = 0.f;
+  for (int rep = 0; rep < kReps; ++rep) {
+    __syncthreads();
+    const long long t0 = clock64();
+    const uint64_t descA = descKMajorSw128(wa), descB = descKMajorSw128(xb);
+    wgmmaFence();
+#pragma unroll
+    for (int kb = 0; kb < kK / 64; ++kb)
+#pragma unroll
+      for (int s = 0; s < 4; ++s)
+        wgmmaSS<8, MmaType::BF16>(
+            d, descAdvance(descA, kb * kRows * 128 + s * 32),
+            descAdvance(descB, kb * 8 * 128 + s * 32), kb + s > 0 ? 1 : 0);
+    wgmmaCommit();
+    wgmmaWait<0>();
+    fenceFragment(d);
+    if (tq == warp / 2) {
+      parts[warp * 16 + g] = d[warp % 2];
+      parts[warp * 16 + g + 8] = d[2 + warp % 2];
+    }
+    __syncthreads();
+    if (tid < 16)
+      ySum = parts[tid] + parts[16 + tid] + parts[32 + tid] + parts[48 + tid];
+    __syncthreads();
+    tSplit[rep] = clock64() - t0;
+  }
+  if (tid < 16)
+    ySplit[tid] = ySum;
   if (tid == 0)
     for (int rep = 0; rep < kReps; ++rep) {
       cycles[rep] = tMma[rep];
       cycles[kReps + rep] = tWg[rep];
+      cycles[2 * kReps + rep] = tSplit[rep];
     }
 }
 
 int main() {
   std::mt19937 rng(12345);
   std::normal_distribution<float> normal;
-  std::vector<__nv_bfloat16> w(size_t(kRows) * kK), x(kK);
+  std::vector<__nv_bfloat16> w(size_t(kRows) * kK), x(kK), xSplit(4 * kK);
   for (auto &v : w)
     v = __float2bfloat16(0.05f * normal(rng));
   for (auto &v : x)
     v = __float2bfloat16(normal(rng));
-  std::vector<double> want(kRows, 0.0);
+  for (auto &v : xSplit)
+    v = __float2bfloat16(normal(rng));
+  auto at = [](const std::vector<__nv_bfloat16> &v, size_t i) {
+    return double(__bfloat162float(v[i]));
+  };
+  // Rows 0-63 of W times x; and the 16 rows of 4096 K that W holds as its
+  // four quarters (row 16 q + r: row r's K [1024 q, 1024 q + 1024)) times
+  // xSplit.
+  std::vector<double> want(kRows, 0.0), wantSplit(16, 0.0);
   for (int r = 0; r < kRows; ++r)
-    for (int k = 0; k < kK; ++k)
-      want[r] += double(__bfloat162float(w[size_t(r) * kK + k])) *
-                 double(__bfloat162float(x[k]));
-  __nv_bfloat16 *dW, *dX;
+    for (int k = 0; k < kK; ++k) {
+      want[r] += at(w, size_t(r) * kK + k) * at(x, k);
+      wantSplit[r % 16] +=
+          at(w, size_t(r) * kK + k) * at(xSplit, (r / 16) * kK + k);
+    }
+  __nv_bfloat16 *dW, *dX, *dXs;
   float *dY;
   long long *dC;
   cudaMalloc(&dW, w.size() * 2);
   cudaMalloc(&dX, x.size() * 2);
-  cudaMalloc(&dY, 2 * kRows * sizeof(float));
-  cudaMalloc(&dC, 2 * kReps * sizeof(long long));
+  cudaMalloc(&dXs, xSplit.size() * 2);
+  cudaMalloc(&dY, (2 * kRows + 16) * sizeof(float));
+  cudaMalloc(&dC, 3 * kReps * sizeof(long long));
   cudaMemcpy(dW, w.data(), w.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(dX, x.data(), x.size() * 2, cudaMemcpyHostToDevice);
-  cudaMemset(dY, 0xFF, 2 * kRows * sizeof(float)); // NaN until written
+  cudaMemcpy(dXs, xSplit.data(), xSplit.size() * 2, cudaMemcpyHostToDevice);
+  cudaMemset(dY, 0xFF, (2 * kRows + 16) * sizeof(float)); // NaN until written
   cudaFuncSetAttribute(gemvKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        kSmem);
-  gemvKernel<<<1, 128, kSmem>>>(dW, dX, dY, dY + kRows, dC);
+  gemvKernel<<<1, 128, kSmem>>>(dW, dX, dXs, dY, dY + kRows, dY + 2 * kRows,
+                                dC);
   if (cudaDeviceSynchronize() != cudaSuccess) {
     std::fprintf(stderr, "%s\n", cudaGetErrorString(cudaGetLastError()));
     return 1;
   }
-  std::vector<float> y(2 * kRows);
-  long long reps[2 * kReps], c[2];
+  std::vector<float> y(2 * kRows + 16);
+  long long reps[3 * kReps], c[3];
   cudaMemcpy(y.data(), dY, y.size() * sizeof(float), cudaMemcpyDeviceToHost);
   cudaMemcpy(reps, dC, sizeof reps, cudaMemcpyDeviceToHost);
-  for (int m = 0; m < 2; ++m) {
+  for (int m = 0; m < 3; ++m) {
     std::sort(reps + m * kReps, reps + (m + 1) * kReps);
     c[m] = reps[m * kReps + kReps / 2];
   }
   int khz = 0;
   cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
-  double scale = 0.0;
-  for (double v : want)
-    scale = std::max(scale, std::fabs(v));
   bool ok = true;
-  const char *names[2] = {"mma.sync", "wgmma"};
-  for (int m = 0; m < 2; ++m) {
-    double err = 0.0;
-    for (int r = 0; r < kRows; ++r)
-      err = std::max(err, std::fabs(double(y[m * kRows + r]) - want[r]));
+  const char *names[3] = {"mma.sync", "wgmma",
+                          "wgmma, K split 4 ways (16 rows x 4096)"};
+  for (int m = 0; m < 3; ++m) {
+    const int rows = m < 2 ? kRows : 16;
+    const std::vector<double> &ref = m < 2 ? want : wantSplit;
+    double err = 0.0, scale = 0.0;
+    for (int r = 0; r < rows; ++r) {
+      err = std::max(err, std::fabs(double(y[m * kRows + r]) - ref[r]));
+      scale = std::max(scale, std::fabs(ref[r]));
+    }
     const bool good = err <= 1e-3 * scale; // float sums of bf16 products
     ok &= good;
-    std::printf("%-8s 128 KB of weights x 1 row: %6lld cycles (%.3f us at "
+    std::printf("%s, 128 KB of weights x 1 row: %6lld cycles (%.3f us at "
                 "%.2f GHz), max error %.2e of %.2e: %s\n",
                 names[m], c[m], double(c[m]) * 1e3 / khz, khz * 1e-6, err,
                 scale, good ? "PASS" : "FAIL");
