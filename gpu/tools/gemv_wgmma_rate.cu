@@ -129,9 +129,8 @@ __global__ void __launch_bounds__(128, 1)
   __syncthreads();
   long long tWg[kReps];
   float d[4] = {};
-  for (int rep = 0; rep < kReps; ++rep) {
-    __syncthreads();
-    const long long t0 = clock64();
+  // d = A · B: the 64 instructions of K 16, one commit, waited for.
+  auto wgmmaProducts = [&] {
     const uint64_t descA = descKMajorSw128(wa), descB = descKMajorSw128(xb);
     wgmmaFence();
 #pragma unroll
@@ -144,6 +143,11 @@ __global__ void __launch_bounds__(128, 1)
     wgmmaCommit();
     wgmmaWait<0>();
     fenceFragment(d);
+  };
+  for (int rep = 0; rep < kReps; ++rep) {
+    __syncthreads();
+    const long long t0 = clock64();
+    wgmmaProducts();
     __syncthreads();
     tWg[rep] = clock64() - t0;
   }
@@ -174,18 +178,7 @@ __global__ void __launch_bounds__(128, 1)
   for (int rep = 0; rep < kReps; ++rep) {
     __syncthreads();
     const long long t0 = clock64();
-    const uint64_t descA = descKMajorSw128(wa), descB = descKMajorSw128(xb);
-    wgmmaFence();
-#pragma unroll
-    for (int kb = 0; kb < kK / 64; ++kb)
-#pragma unroll
-      for (int s = 0; s < 4; ++s)
-        wgmmaSS<8, MmaType::BF16>(
-            d, descAdvance(descA, kb * kRows * 128 + s * 32),
-            descAdvance(descB, kb * 8 * 128 + s * 32), kb + s > 0 ? 1 : 0);
-    wgmmaCommit();
-    wgmmaWait<0>();
-    fenceFragment(d);
+    wgmmaProducts();
     if (tq == warp / 2) {
       parts[warp * 16 + g] = d[warp % 2];
       parts[warp * 16 + g + 8] = d[2 + warp % 2];

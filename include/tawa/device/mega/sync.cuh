@@ -129,21 +129,20 @@ __device__ __forceinline__ TaskStamps &taskStamps() {
   __shared__ TaskStamps stamps;
   return stamps;
 }
-/// Thread 0, the first time after the worker armed the stamps: now. Only
-/// in builds with TAWA_MEGA_TRACE_PHASES (config.cuh).
-__device__ __forceinline__ void markTaskReady() {
+/// Thread 0, the first time after the worker armed the stamps: now, into
+/// `field`. Only in builds with TAWA_MEGA_TRACE_PHASES (config.cuh).
+__device__ __forceinline__ void markTaskStamp(uint64_t TaskStamps::*field) {
 #if TAWA_MEGA_TRACE_PHASES
   TaskStamps &t = taskStamps();
-  if (threadIdx.x == 0 && t.armed && t.ready == 0)
-    t.ready = globalTimerNs();
+  if (threadIdx.x == 0 && t.armed && t.*field == 0)
+    t.*field = globalTimerNs();
 #endif
 }
+__device__ __forceinline__ void markTaskReady() {
+  markTaskStamp(&TaskStamps::ready);
+}
 __device__ __forceinline__ void markTaskComputed() {
-#if TAWA_MEGA_TRACE_PHASES
-  TaskStamps &t = taskStamps();
-  if (threadIdx.x == 0 && t.armed && t.computed == 0)
-    t.computed = globalTimerNs();
-#endif
+  markTaskStamp(&TaskStamps::computed);
 }
 
 __device__ __forceinline__ uint32_t smId() {
