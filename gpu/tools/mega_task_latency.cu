@@ -51,9 +51,10 @@ __device__ long long gStreamCycles[5], gStreamLast;
       const long long sum = gStreamCycles[(k) != 0 ? (k) : 4],                 \
                       last = gStreamLast;                                      \
       const long long now = clock64();                                         \
-      gStreamCycles[(k) != 0 ? (k) : 4] = (k) != 0 ? sum + now - last : sum + 1; \
+      gStreamCycles[(k) != 0 ? (k) : 4] =                                      \
+          (k) != 0 ? sum + now - last : sum + 1;                               \
       long long after;                                                         \
-      asm volatile("mov.u64 %0, %%clock64;" : "=l"(after)::"memory");         \
+      asm volatile("mov.u64 %0, %%clock64;" : "=l"(after)::"memory");          \
       gStreamLast = after;                                                     \
     }                                                                          \
   } while (0)
@@ -74,9 +75,9 @@ struct Result {
   long long mark[kReps][kMarks + 1]; ///< clock64; [kMarks]: after return
   long long stream[kReps][5];        ///< gStreamCycles of each run
   long long fmaCycles[2];            ///< the FMA probe, cold then hot
-  long long normCycles[4]; ///< linear: the norm's sums of squares alone,
-                           ///< twice as linear.cuh has it, twice rolled
-  unsigned long long ns0, ns1;       ///< globaltimer around the runs
+  long long normCycles[4];     ///< linear: the norm's sums of squares alone,
+                               ///< twice as linear.cuh has it, twice rolled
+  unsigned long long ns0, ns1; ///< globaltimer around the runs
   long long clk0, clk1;
 };
 
@@ -105,7 +106,10 @@ __device__ volatile int gStop;
 
 /// CTA 0 runs the task kReps times; the other CTAs (if any) stream `load`
 /// until it is done, as the weight-reading workers of a step do.
-/// Kind: 0 attention, 1 merge, 2 attention prefetched, 3 linear prefetched.
+/// Kind: 0 attention, 1 merge, 2 attention prefetched, 3 linear prefetched,
+/// 4 linear prefetched after an attention task (tile 0) on the same CTA,
+/// whose code may have evicted the linear's from the instruction cache (the
+/// marks are the linear's).
 template <int Kind>
 __global__ void __launch_bounds__(kTaskThreads, 1)
     latencyKernel(DecodeAttentionParams ap, AttentionMergeParams mp,
@@ -144,7 +148,16 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
   const long long clk0 = clock64();
   for (int r = 0; r < kReps; ++r) {
     __syncthreads();
-    if (Kind == 2 || Kind == 3) {
+    if (Kind == 4) {
+      decodeAttentionTask(ap, buffers, 0, false);
+      __syncthreads();
+      if (threadIdx.x == 0)
+        for (int k = 0; k < kMarks; ++k)
+          gStamp[k] = 0;
+      for (int k = 0; k < 5 && threadIdx.x == 0; ++k)
+        gStreamCycles[k] = 0;
+    }
+    if (Kind >= 2) {
       // As a worker does before waiting for the task's inputs; then the
       // wait (the copies land meanwhile).
       if (Kind == 2)
@@ -158,7 +171,7 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
       __syncthreads();
     }
     TAWA_MEGA_TASK_STAMP(0);
-    if (Kind == 3)
+    if (Kind >= 3)
       linearTask(lp, buffers, tile, true);
     else if (Kind != 1)
       decodeAttentionTask(ap, buffers, tile, Kind == 2);
@@ -182,7 +195,7 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
   unsigned long long ns1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
   const long long clk1 = clock64();
-  if (Kind == 3) {
+  if (Kind >= 3) {
     // The norm phase alone, on the input rows the last run left in shared
     // memory (one pass: all of K staged): a first call after the task, a
     // second right after it (its code fetched), then the rolled form twice.
@@ -243,8 +256,9 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
       "call",   "geometry", "q/k norm+RoPE", "kv wait",
       "scores", "softmax",  "P.V",           "final sums"};
   static const char *linearPhase[kMarks] = {
-      "call", "input copy", "norm", "weights x input", "", "", "", ""};
-  const char *const *phase = kind == 3 ? linearPhase : attnPhase;
+      "call",      "input copy", "norm", "weights x input",
+      "row scale", "stores",     "",     ""};
+  const char *const *phase = kind >= 3 ? linearPhase : attnPhase;
   std::printf("%s (%.2f GHz; FMA probe cold %lld, hot %lld cycles)\n", name,
               ghz, r.fmaCycles[0], r.fmaCycles[1]);
 
@@ -260,7 +274,7 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
       prev = r.mark[rep][k];
     }
     std::printf("\n");
-    if (kind == 3 && r.stream[rep][4] > 0) {
+    if (kind >= 3 && r.stream[rep][4] > 0) {
       // Warp 0's stages: waiting for the slot, its products, its refill.
       const double n = double(r.stream[rep][4]);
       std::printf("    warp 0, %lld stages, per stage: slot wait %.3f us, "
@@ -270,7 +284,7 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
                   r.stream[rep][3] / n / ghz / 1e3);
     }
   }
-  if (kind == 3)
+  if (kind >= 3)
     std::printf("  norm alone: %.2f then %.2f us; rolled %.2f then %.2f us\n",
                 r.normCycles[0] / ghz / 1e3, r.normCycles[1] / ghz / 1e3,
                 r.normCycles[2] / ghz / 1e3, r.normCycles[3] / ghz / 1e3);
@@ -416,6 +430,8 @@ int main(int argc, char **argv) {
       latencyKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   TAWA_CHECK_CUDA(cudaFuncSetAttribute(
       latencyKernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
+      latencyKernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::printf("device: %d SMs, nominal clock %.2f GHz\n", sms, clockKHz / 1e6);
 
   struct Case {
@@ -424,7 +440,7 @@ int main(int argc, char **argv) {
     uint32_t tile;
     int grid;
     bool flushL2; ///< code and data from memory, not L2, on the first run
-    const LinearParams *lp = nullptr;          ///< kind 3
+    const LinearParams *lp = nullptr;          ///< kinds 3, 4
     const DecodeAttentionParams *ap = nullptr; ///< kinds 0, 2: not 8B's
   } cases[] = {
       {"attention 8B chunk 0 (64 positions), idle GPU", 0, 0, 1, true},
@@ -468,6 +484,12 @@ int main(int argc, char **argv) {
        0, sms, true, &lpO8},
       {"linear 8B O tile, 1 row, prefetched, idle GPU, L2 warm", 3, 0, 1, false,
        &lpO8},
+      {"linear 0.6B QKV tile prefetched after an 8B attention task, "
+       "streaming, L2 warm",
+       4, 5, sms, false, &lpA},
+      {"linear 0.6B O tile prefetched after an 8B attention task, streaming, "
+       "L2 warm",
+       4, 5, sms, false, &lpB},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];
@@ -482,7 +504,8 @@ int main(int argc, char **argv) {
     auto kernel = c.kind == 0   ? latencyKernel<0>
                   : c.kind == 1 ? latencyKernel<1>
                   : c.kind == 2 ? latencyKernel<2>
-                                : latencyKernel<3>;
+                  : c.kind == 3 ? latencyKernel<3>
+                                : latencyKernel<4>;
     kernel<<<c.grid, kTaskThreads, smem>>>(c.ap ? *c.ap : ap, mp, lp, dBuf,
                                            c.tile, load, loadBytes / 16, dRes,
                                            sink);
