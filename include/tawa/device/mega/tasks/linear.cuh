@@ -358,8 +358,9 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
 /// accumulator and the staged input rows at the bottom; the weight ring (2
 /// slots per warp; p.ringBytes, the plan's) at the top, below the tasks'
 /// barriers, where it may be filled before the task runs (linearPrefetch).
-static_assert(2 * tawa::mega::kMaxTileRows * sizeof(float) <=
-                  size_t(tawa::mega::kLinearSmemReserve),
+static_assert(tawa::mega::kMaxTileRows >= kTaskWarps &&
+                  2 * tawa::mega::kMaxTileRows * sizeof(float) <=
+                      size_t(tawa::mega::kLinearSmemReserve),
               "row scales and their sums' parts fit the reserve");
 struct LinearSmem {
   LinearTile t;
@@ -520,7 +521,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     markTaskReady();
     TAWA_MEGA_TASK_STAMP(1);
     // The norm's weights are folded into the staged weights; its 1 / RMS
-    // scales the sums at the end (rowScale is read only after the passes).
+    // scales the sums at the end (read only after the passes).
     if (norm && (onePass || poll))
       addRowSquares(
           t.rows, klen, [&](int r) { return xs + r * ldx; }, rowParts,
@@ -538,38 +539,76 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   __syncthreads();
   markTaskComputed();
   // Element i of the sums: the slices are added here, where each element is
-  // read once anyway.
+  // read once anyway. Loops over constant counts, so that the epilogue is a
+  // few straight-line instructions (the loops over runtime counts compiled
+  // to unrolled copies and remainders, and a one-row tile spent 0.5-0.7 µs
+  // hot here, run 264).
+  const bool sliced = accSlices > 1;
   const int sliceElems = t.rows * t.vcols;
   auto sum = [&](int i) {
     float s = accS[i];
-    for (int w = 1; w < accSlices; ++w)
-      s += accS[w * sliceElems + i];
+    if (sliced)
+#pragma unroll
+      for (int w = 1; w < tawa::mega::kLinearAccSlices; ++w)
+        s += accS[w * sliceElems + i];
     return s;
   };
   TAWA_MEGA_TASK_STAMP(3);
   // RMSNorm: row r's sums times 1 / RMS(x_r) (the reference's float RMS).
-  if (norm) {
+  // One row: every thread computes it from the parts (complete: the barrier
+  // above), instead of one thread into shared memory and a CTA barrier
+  // after it. More rows: thread r computes row r's once.
+  auto scaleOf = [&](float squares) {
+    return rsqrtf(squares / float(p.k) + p.eps);
+  };
+  if (norm && t.rows > 1) {
     const int parts = rowSquareParts(t.rows);
     for (int r = threadIdx.x; r < t.rows; r += kTaskThreads) {
       float squares = 0.f;
       for (int q = 0; q < parts; ++q)
         squares += rowParts[r * parts + q];
-      rowScale[r] = rsqrtf(squares / float(p.k) + p.eps);
+      rowScale[r] = scaleOf(squares);
     }
     __syncthreads();
   }
-  // Row r's output sum of virtual column v.
-  auto value = [&](int r, int v) {
-    return sum(r * t.vcols + v) * (norm ? rowScale[r] : 1.f);
+  auto scaleOfRow = [&](int r) {
+    if (!norm)
+      return 1.f;
+    if (t.rows > 1)
+      return rowScale[r];
+    float squares = 0.f; // one row: rowSquareParts(1) == kTaskWarps parts
+#pragma unroll
+    for (int q = 0; q < kTaskWarps; ++q)
+      squares += rowParts[q];
+    return scaleOf(squares);
   };
-  if (p.paired) // gate column v, up column v + cols of the same row
+  TAWA_MEGA_TASK_STAMP(4);
+  // Row r's output sum of virtual column v, scaled by `scale`.
+  auto value = [&](int r, int v, float scale) {
+    return sum(r * t.vcols + v) * scale;
+  };
+  if (t.rows == 1) {
+    // One row (batch 1): thread v stores column v, no index division.
+    const float scale = scaleOfRow(0);
+    for (int v = threadIdx.x; v < t.cols; v += kTaskThreads) {
+      if (p.paired) // gate column v, up column v + cols
+        t.store(0, v, value(0, v, scale), value(0, t.cols + v, scale));
+      else
+        t.store(0, v, value(0, v, scale));
+    }
+  } else if (p.paired) {
     for (int i = threadIdx.x; i < t.rows * t.cols; i += kTaskThreads) {
       const int r = i / t.cols, v = i % t.cols;
-      t.store(r, v, value(r, v), value(r, t.cols + v));
+      const float scale = scaleOfRow(r);
+      t.store(r, v, value(r, v, scale), value(r, t.cols + v, scale));
     }
-  else
-    for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads)
-      t.store(i / t.vcols, i % t.vcols, value(i / t.vcols, i % t.vcols));
+  } else {
+    for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads) {
+      const int r = i / t.vcols, v = i % t.vcols;
+      t.store(r, v, value(r, v, scaleOfRow(r)));
+    }
+  }
+  TAWA_MEGA_TASK_STAMP(5);
   // The LM head: each row's largest logit of the tile (as stored: rounded
   // to bf16) raises the row's key, so that the argmax task reads one key a
   // row instead of the whole vocabulary's logits (23 µs on one SM). Warps
@@ -578,11 +617,13 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     const int parts = max(1, kTaskWarps / t.rows);
     for (int it = warp; it < t.rows * parts; it += kTaskWarps) {
       const int r = it / parts;
+      const float scale = scaleOfRow(r);
       uint64_t best = 0;
       for (int v = (it % parts) * 32 + lane; v < t.vcols; v += parts * 32)
-        best = max(best, tawa::mega::argmaxKey(
-                             LinearTile::f32Output(value(r, v)),
-                             uint32_t(t.col0 + v)));
+        best =
+            max(best,
+                tawa::mega::argmaxKey(LinearTile::f32Output(value(r, v, scale)),
+                                      uint32_t(t.col0 + v)));
       best = warpMax(best);
       if (lane == 0 && best != 0)
         atomicMax(bufferAt<unsigned long long>(buffers, p.argmaxKeys) +
