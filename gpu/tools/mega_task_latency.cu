@@ -422,16 +422,13 @@ int main(int argc, char **argv) {
   Result *dRes;
   TAWA_CHECK_CUDA(cudaMalloc(&dRes, sizeof(Result)));
   const int smem = tawa::mega::kTaskSmemBytes;
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      latencyKernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      latencyKernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      latencyKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      latencyKernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  TAWA_CHECK_CUDA(cudaFuncSetAttribute(
-      latencyKernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  // The kernel of each task kind (latencyKernel's Kind).
+  decltype(&latencyKernel<0>)
+      const kernels[] = {latencyKernel<0>, latencyKernel<1>, latencyKernel<2>,
+                         latencyKernel<3>, latencyKernel<4>};
+  for (auto kernel : kernels)
+    TAWA_CHECK_CUDA(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::printf("device: %d SMs, nominal clock %.2f GHz\n", sms, clockKHz / 1e6);
 
   struct Case {
@@ -501,14 +498,9 @@ int main(int argc, char **argv) {
     if (c.flushL2)
       TAWA_CHECK_CUDA(cudaMemset(load, 1, size_t(64) << 20));
     const LinearParams lp = c.lp ? *c.lp : lpA;
-    auto kernel = c.kind == 0   ? latencyKernel<0>
-                  : c.kind == 1 ? latencyKernel<1>
-                  : c.kind == 2 ? latencyKernel<2>
-                  : c.kind == 3 ? latencyKernel<3>
-                                : latencyKernel<4>;
-    kernel<<<c.grid, kTaskThreads, smem>>>(c.ap ? *c.ap : ap, mp, lp, dBuf,
-                                           c.tile, load, loadBytes / 16, dRes,
-                                           sink);
+    kernels[c.kind]<<<c.grid, kTaskThreads, smem>>>(c.ap ? *c.ap : ap, mp, lp,
+                                                    dBuf, c.tile, load,
+                                                    loadBytes / 16, dRes, sink);
     TAWA_CHECK_LAUNCH();
     Result r;
     TAWA_CHECK_CUDA(cudaMemcpy(&r, dRes, sizeof(r), cudaMemcpyDeviceToHost));
