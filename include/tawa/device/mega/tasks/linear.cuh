@@ -24,6 +24,15 @@ namespace tawa::device::mega {
 
 using tawa::mega::LinearParams;
 
+/// 16-byte loads a thread keeps in flight when it polls the input rows
+/// (pollRowsToShared). Four, not eight: every batch-1 step was faster (run
+/// 277, H200: Qwen3-0.6B -5.8 %, 1.7B -2.3 %, 8B -1.3 %; two: -2.1 %,
+/// -1.8 %, +1.5 %). The batch's code is unrolled and runs whether or not
+/// its loads are in the row, and a 1024-wide row is one load a thread.
+#ifndef TAWA_MEGA_LINEAR_POLL_BATCH
+#define TAWA_MEGA_LINEAR_POLL_BATCH 4
+#endif
+
 struct LinearTile {
   const LinearParams &p;
   void *const *buffers;
@@ -514,8 +523,9 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     // Polled, the rows land once each element is written (a stopped wait
     // leaves whatever was read: the kernel is ending).
     if (poll)
-      pollRowsToShared(xs, ldx, x + size_t(t.row0) * p.k + k0, size_t(p.k),
-                       t.rows, klen, kTaskThreads, *poll);
+      pollRowsToShared<TAWA_MEGA_LINEAR_POLL_BATCH>(
+          xs, ldx, x + size_t(t.row0) * p.k + k0, size_t(p.k), t.rows, klen,
+          kTaskThreads, *poll);
     else
       mbarrierWait(inBar, (inPhase0 + pass) & 1);
     markTaskReady();
