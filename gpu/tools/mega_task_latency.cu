@@ -361,6 +361,11 @@ int main(int argc, char **argv) {
   lpB.out = 15, lpB.residual = 16, lpB.n = nB, lpB.k = kB, lpB.tileN = 16;
   lpB.colTiles = nB / 16, lpB.seg1 = lpB.seg2 = nB;
 
+  // The same QKV projection in tiles of 64 columns (the alternating-halves
+  // plan's: four 16-row blocks, one a warp).
+  LinearParams lpA64 = lpA;
+  lpA64.tileN = 64, lpA64.colTiles = nA / 64;
+
   LinearParams lpG1{};
   lpG1.in = 17, lpG1.normWeight = 18, lpG1.w0 = 19, lpG1.w1 = 20;
   lpG1.w2 = none, lpG1.out = 21, lpG1.residual = none, lpG1.m = 1;
@@ -487,6 +492,11 @@ int main(int argc, char **argv) {
       {"linear 0.6B O tile prefetched after an 8B attention task, streaming, "
        "L2 warm",
        4, 5, sms, false, &lpB},
+      {"linear 0.6B QKV tile of 64 columns prefetched, streaming, L2 warm", 3,
+       5, sms, false, &lpA64},
+      {"linear 0.6B QKV tile of 64 columns prefetched after an 8B attention "
+       "task, streaming, L2 warm",
+       4, 5, sms, false, &lpA64},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];
