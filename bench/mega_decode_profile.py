@@ -2,7 +2,7 @@
 """Where a decode mega-kernel step spends its time, from the runtime's trace.
 
     python3 bench/mega_decode_profile.py [--model 8b] [--batch 1] [--context 512]
-        [--png FILE] [--csv FILE]
+        [--png FILE] [--csv FILE] [--steps N] [--no-trace]
 
 Runs a few steps of the model shape (random weights) with the task trace on
 and prints, per operator kind summed over the layers: the time from its
@@ -105,6 +105,10 @@ def main():
     ap.add_argument('--csv', default=None)
     ap.add_argument('--separate-merge', action='store_true',
                     help='the plan with a merge task after attention')
+    ap.add_argument('--steps', type=int, default=4, help='steps launched (default 4)')
+    ap.add_argument('--no-trace', action='store_true',
+                    help='launch the steps without the trace and print only the plan '
+                         '(for Nsight Compute: gpu/tools/mega_source_profile.sh)')
     args = ap.parse_args()
     cfg = dict(MODELS[args.model])
     if args.layers:
@@ -112,15 +116,17 @@ def main():
     shape = ModelShape.from_config(cfg)
     weights = random_state_dict(cfg, seed=1)
     model = tawa.mega.compile(cfg, weights, max_batch=args.batch, max_seq=args.context,
-                              trace=True, separate_merge=args.separate_merge)
+                              trace=not args.no_trace, separate_merge=args.separate_merge)
     model.reserve(args.context)  # every row's pages, taken in turns
     k = model.step_kernel(args.batch)
     k['positions'].fill_(args.context - 1)
-    for _ in range(4):
+    for _ in range(args.steps):
         k.launch()
     k.check()
-    trace = k.trace()
     print(f'{args.model} batch {args.batch} context {args.context}: {k.summary}')
+    if args.no_trace:
+        return
+    trace = k.trace()
     t0 = summarize(trace, shape)
     if args.png:
         draw(trace, t0, args.png, f'{args.model} b{args.batch} ctx {args.context}')
