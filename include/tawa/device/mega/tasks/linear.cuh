@@ -342,14 +342,26 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
     const int whole = min(steps, kl / 32);
     const bf16 *w = mySlots + s * slotElems + lane * 8;
     const bf16 *xk = xs + (32 * s0 - pp.k0) + tq * 8;
-    // The trip counts are the warp's: mma.sync needs every lane.
-    int c = 0;
-    for (; c + U <= whole; c += U)
-      linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
-                                tq);
-    for (; c < steps; ++c)
-      linearSteps<NB, 1, true>(acc, w + 512 * c, xk + 32 * c, xoff, 32 * c,
-                               kl, tq);
+    // The trip counts are the warp's: mma.sync needs every lane. A full
+    // slot of one-row-block tiles (two whole pieces inside the pass) is
+    // straight-line code: the loop's unrolling and its remainder dispatch
+    // were about 30 of a stage's 180 instructions (run 283), and the
+    // products are bound by the warp's instructions (runs 285-287).
+    constexpr int kFull = 2 * kPieceUnits;
+    if (NB == 1 && steps == kFull && whole == kFull) {
+#pragma unroll
+      for (int c = 0; c < kFull; c += U)
+        linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
+                                  tq);
+    } else {
+      int c = 0;
+      for (; c + U <= whole; c += U)
+        linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
+                                  tq);
+      for (; c < steps; ++c)
+        linearSteps<NB, 1, true>(acc, w + 512 * c, xk + 32 * c, xoff, 32 * c,
+                                 kl, tq);
+    }
     // Every lane has read the slot before it is refilled.
     __syncwarp();
     TAWA_MEGA_STREAM_MARK(2);
