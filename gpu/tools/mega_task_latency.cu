@@ -373,6 +373,12 @@ int main(int argc, char **argv) {
   lpG1.n = nG, lpG1.k = kG, lpG1.tileM = 1, lpG1.tileN = nG;
   lpG1.colTiles = 1, lpG1.seg1 = lpG1.seg2 = nG, lpG1.paired = 1;
   lpG1.eps = 1e-6f, lpG1.ringBytes = tawa::mega::linearRingBytes(1);
+  // Qwen3-0.6B's gate/up tile at batch 1 (K 1024, 48 columns of gate and of
+  // up: 96 weight rows, 192 KB, more than the 128 KB ring), on the 8B
+  // tile's buffers (large enough; the weights' values do not matter here).
+  LinearParams lpG06 = lpG1;
+  lpG06.n = 48, lpG06.k = 1024, lpG06.tileN = 48;
+  lpG06.seg1 = lpG06.seg2 = 48;
   LinearParams lpO8{};
   lpO8.in = 24, lpO8.normWeight = none, lpO8.w0 = lpO8.w1 = lpO8.w2 = 25;
   lpO8.out = 26, lpO8.residual = 27, lpO8.argmaxKeys = none, lpO8.m = 1;
@@ -497,6 +503,9 @@ int main(int argc, char **argv) {
       {"linear 0.6B QKV tile of 64 columns prefetched after an 8B attention "
        "task, streaming, L2 warm",
        4, 5, sms, false, &lpA64},
+      {"linear 0.6B gate/up tile (96 weight rows, RMSNorm), 1 row, "
+       "prefetched, streaming, L2 warm",
+       3, 0, sms, false, &lpG06},
   };
   for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
     const Case &c = cases[ci];
