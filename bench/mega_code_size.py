@@ -39,7 +39,7 @@ CALLS = (('linear task', 'linearTask('), ('linear prefetch', 'linearPrefetch('),
          ('attention prefetch', 'decodeAttentionPrefetch('),
          ('merge task', 'attentionMergeTask('), ('embedding task', 'embeddingTask('),
          ('argmax task', 'argmaxTask('), ('JIT staging', 'stage(d, slot)'))
-INSTRUCTION = re.compile(r'\s+/\*[0-9a-f]{4,}\*/')
+INSTRUCTION_TEXT = re.compile(r'\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;')
 LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -85,31 +85,45 @@ def disassemble(flags):
                               text=True).stdout
 
 
+def line_table(sass, kernel='megaKernel'):
+    """{offset: (instruction, [(path, line), ...])} of the kernel's function in
+    nvdisasm -gi output: each instruction with the inline chain it carries,
+    innermost frame first (an instruction after no chain keeps the last one).
+    Empty when the function is not there."""
+    table, chain, frames, inside = {}, [], [], False
+    for line in sass.split('\n'):
+        if inside and table and line.startswith('//----'):
+            break  # the next section
+        if line.startswith('.text.'):
+            if inside and table:
+                break
+            inside = kernel in line
+            continue
+        if not inside:
+            continue
+        if line.lstrip().startswith('//## File'):
+            # One inline level a line: its own location, then where it was
+            # inlined (the next line's location).
+            chain.append(LOCATION.search(line).groups())
+            continue
+        m = INSTRUCTION_TEXT.match(line)
+        if m:
+            if chain:
+                frames, chain = [(f, int(n)) for f, n in chain], []
+            table[int(m.group(1), 16)] = (m.group(2), frames)
+    return table
+
+
 def attribute(sass, calls, bucket=25):
     """(bytes per task, bytes per (task, leaf file, line bucket)) of megaKernel."""
-    lines = sass.split('\n')
-    start = next(i for i, l in enumerate(lines)
-                 if l.startswith('.text.') and 'megaKernel' in l)
-    end = next((i for i, l in enumerate(lines) if i > start and l.startswith('//----')),
-               len(lines))
     tasks, regions = collections.Counter(), collections.Counter()
-    chain, task, leaf = [], 'runtime', None
-    for line in lines[start:end]:
-        if line.lstrip().startswith('//## File'):
-            chain.append(line)  # one inline level a line, innermost first
-            continue
-        if not INSTRUCTION.match(line):
-            continue
-        if chain:
-            frames = [(os.path.basename(f), int(n))
-                      for entry in chain for f, n in LOCATION.findall(entry)]
-            task = next((calls[n] for f, n in frames if f == 'decode_tasks.cuh' and n in calls),
-                        'runtime')
-            leaf = frames[0] if frames else None
-            chain = []
+    for _, frames in line_table(sass).values():
+        names = [(os.path.basename(f), n) for f, n in frames]
+        task = next((calls[n] for f, n in names if f == 'decode_tasks.cuh' and n in calls),
+                    'runtime')
         tasks[task] += 16
-        if leaf:
-            regions[task, leaf[0], leaf[1] // bucket * bucket] += 16
+        if names:
+            regions[task, names[0][0], names[0][1] // bucket * bucket] += 16
     return tasks, regions
 
 

@@ -23,8 +23,11 @@ import argparse
 import collections
 import csv
 import gzip
-import re
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mega_code_size import line_table  # noqa: E402
 
 SAMPLES = 'Warp Stall Sampling (All Samples)'
 KERNEL = 'megaKernel'
@@ -48,27 +51,8 @@ def read_profile(path):
 
 def read_lines(path):
     """Offset -> (instruction, [(file, line), ...] innermost first) of the
-    kernel's function in nvdisasm -gi output."""
-    table, pending, frames, inside = {}, [], [], False
-    frame = re.compile(r'\s*//## File "([^"]+)", line (\d+)')
-    instr = re.compile(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;')
-    for line in open_text(path):
-        if line.startswith('.text.'):
-            if inside and table:
-                break
-            inside = KERNEL in line
-            continue
-        if not inside:
-            continue
-        m = frame.match(line)
-        if m:
-            pending.append((m.group(1), int(m.group(2))))
-            continue
-        m = instr.match(line)
-        if m:
-            if pending:
-                frames, pending = pending, []
-            table[int(m.group(1), 16)] = (m.group(2), frames)
+    kernel's function in nvdisasm -gi output (mega_code_size.line_table)."""
+    table = line_table(open_text(path).read(), KERNEL)
     if not table:
         sys.exit(f'{path}: no {KERNEL} function with line information '
                  '(nvdisasm -gi of a cubin built with -lineinfo)')
