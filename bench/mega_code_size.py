@@ -137,6 +137,8 @@ def main():
     ap.add_argument('--json', default=None)
     args = ap.parse_args()
     flags = [] if args.all_variants else specialization_flags(args.group, args.head_dim)
+    # As build_library: the variant's extra nvcc flags (e.g. -DTAWA_MEGA_WARPS=8).
+    flags += os.environ.get('TAWA_MEGA_NVCC_FLAGS', '').split()
     tasks, regions = attribute(disassemble(flags), call_lines())
     total = sum(tasks.values())
     print(f'megaKernel, {" ".join(flags) or "every variant"}: {total / 1024:.1f} KB')
