@@ -124,12 +124,17 @@ struct StageWalk {
 /// block i / stagesPerBlock; in its slot, each of its pieces is [block
 /// rows][piece], as in global memory. Warp w walks blocks w, w + warps, …
 /// whole when it owns blocks (LinearAccMode::Owned), else stages w, w +
-/// warps, …; the walk steps without dividing (it runs once a stage).
+/// warps, …; the walk steps without dividing or branching (it runs once a
+/// stage, among the products: runs 296-297).
 struct PassPlan {
   WeightPieces wp;
   int j0, j1, perStage, stagesPerBlock, count;
   int k0, klen; ///< the pass's K range, in elements
   bool owned;
+  /// A step adds dStage places and dBlock blocks, then wraps a place past
+  /// the block into dWrap more blocks: owned, 1, 0 and kTaskWarps; split,
+  /// kTaskWarps = dBlock · stagesPerBlock + dStage and 1.
+  int dStage, dBlock, dWrap;
 
   TAWA_MEGA_HD PassPlan(const WeightPieces &pieces, int first, int kc, int k,
                         int vcols, int slotBytes)
@@ -143,6 +148,9 @@ struct PassPlan {
     stagesPerBlock = (j1 - j0 + perStage - 1) / perStage;
     count = (vcols + kStageRows - 1) / kStageRows * stagesPerBlock;
     owned = linearAccMode(vcols) == LinearAccMode::Owned;
+    dStage = owned ? 1 : kTaskWarps % stagesPerBlock;
+    dBlock = owned ? 0 : kTaskWarps / stagesPerBlock;
+    dWrap = owned ? kTaskWarps : 1;
   }
   /// Warp `warp`'s first stage (i >= count: none).
   TAWA_MEGA_HD StageWalk first(int warp) const {
@@ -150,24 +158,14 @@ struct PassPlan {
       return StageWalk{warp * stagesPerBlock, warp, 0};
     return StageWalk{warp, warp / stagesPerBlock, warp % stagesPerBlock};
   }
-  /// The warp's next stage.
+  /// The warp's next stage (dStage < stagesPerBlock: one wrap at most).
   TAWA_MEGA_HD void step(StageWalk &w) const {
-    if (owned) {
-      if (++w.s == stagesPerBlock) {
-        w.s = 0;
-        w.block += kTaskWarps;
-        w.i = w.block * stagesPerBlock;
-      } else {
-        ++w.i;
-      }
-      return;
-    }
-    w.i += kTaskWarps;
-    w.s += kTaskWarps;
-    while (w.s >= stagesPerBlock) {
-      w.s -= stagesPerBlock;
-      ++w.block;
-    }
+    w.s += dStage;
+    w.block += dBlock;
+    const bool wrap = w.s >= stagesPerBlock;
+    w.s -= wrap ? stagesPerBlock : 0;
+    w.block += wrap ? dWrap : 0;
+    w.i = w.block * stagesPerBlock + w.s;
   }
   /// The first piece of a stage at place s of its block, and the one after
   /// its last.
@@ -313,12 +311,26 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
   // Traced: lane 0 of warp 0 adds its waits for weights (TaskStamps).
   const bool timed =
       TAWA_MEGA_TRACE_PHASES && threadIdx.x == 0 && taskStamps().armed;
+  // A stage's steps [s0, s0 + steps) of K; those before `whole` have all
+  // 32 input columns inside the pass.
+  struct StageArgs {
+    int s0, steps, kl, whole;
+  };
+  auto argsOf = [&](const StageWalk &w) {
+    StageArgs a;
+    a.s0 = pp.wp.start(pp.firstPiece(w.s));
+    a.steps = pp.wp.start(pp.endPiece(w.s)) - a.s0;
+    a.kl = pp.klen - (32 * a.s0 - pp.k0); // the pass's columns from s0
+    a.whole = min(a.steps, a.kl / 32);
+    return a;
+  };
   // The pass's first stages were issued before its input rows were staged
   // (issueFirstStages); `ahead` is the stage a slot is refilled with.
   StageWalk cur = pp.first(warp), ahead = cur;
+  StageArgs args = argsOf(cur);
   for (int m = 0; m < kLinearSlots; ++m)
     pp.step(ahead);
-  for (int m = 0; cur.i < pp.count; ++m, pp.step(cur)) {
+  for (int m = 0; cur.i < pp.count; ++m) {
     TAWA_MEGA_STREAM_MARK(0);
     const int s = m % kLinearSlots;
     if (cur.block != held) {
@@ -334,41 +346,52 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
       taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
     parity ^= 1u << s;
     TAWA_MEGA_STREAM_MARK(1);
-    // The stage's steps [s0, s1) of K; those before `whole` have all 32
-    // input columns inside the pass.
-    const int s0 = pp.wp.start(pp.firstPiece(cur.s));
-    const int steps = pp.wp.start(pp.endPiece(cur.s)) - s0;
-    const int kl = pp.klen - (32 * s0 - pp.k0); // the pass's columns from s0
-    const int whole = min(steps, kl / 32);
     const bf16 *w = mySlots + s * slotElems + lane * 8;
-    const bf16 *xk = xs + (32 * s0 - pp.k0) + tq * 8;
+    const bf16 *xk = xs + (32 * args.s0 - pp.k0) + tq * 8;
+    const int kl = args.kl;
+    // The walk's next positions and the next stage's arguments, computed
+    // among this stage's products (they depend on none of its values):
+    // outside them they were a chain of dependent integer instructions a
+    // stage, about 0.25 us of warp 0's time a stage in the step (run 296).
+    StageWalk next = cur, refill = ahead;
+    StageArgs nextArgs;
+    auto advance = [&] {
+      pp.step(next);
+      pp.step(ahead);
+      nextArgs = argsOf(next);
+    };
     // The trip counts are the warp's: mma.sync needs every lane. A full
     // slot of one-row-block tiles (two whole pieces inside the pass) is
     // straight-line code: the loop's unrolling and its remainder dispatch
     // were about 30 of a stage's 180 instructions (run 283), and the
     // products are bound by the warp's instructions (runs 285-287).
     constexpr int kFull = 2 * kPieceUnits;
-    if (NB == 1 && steps == kFull && whole == kFull) {
+    if (NB == 1 && args.steps == kFull && args.whole == kFull) {
 #pragma unroll
-      for (int c = 0; c < kFull; c += U)
+      for (int c = 0; c < kFull; c += U) {
         linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
                                   tq);
+        if (c == 0)
+          advance();
+      }
     } else {
+      advance();
       int c = 0;
-      for (; c + U <= whole; c += U)
+      for (; c + U <= args.whole; c += U)
         linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
                                   tq);
-      for (; c < steps; ++c)
+      for (; c < args.steps; ++c)
         linearSteps<NB, 1, true>(acc, w + 512 * c, xk + 32 * c, xoff, 32 * c,
                                  kl, tq);
     }
     // Every lane has read the slot before it is refilled.
     __syncwarp();
     TAWA_MEGA_STREAM_MARK(2);
-    if (ahead.i < pp.count)
-      issueStage(t, pp, ahead, mySlots + s * slotElems, myBars + s);
-    pp.step(ahead);
+    if (refill.i < pp.count)
+      issueStage(t, pp, refill, mySlots + s * slotElems, myBars + s);
     TAWA_MEGA_STREAM_MARK(3);
+    cur = next;
+    args = nextArgs;
   }
   if (held >= 0)
     flush(held);
