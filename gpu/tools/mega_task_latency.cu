@@ -8,9 +8,9 @@
 // independent FMAs cold and hot. For a linear task warp 0 also splits its
 // weight-ring stages (TAWA_MEGA_STREAM_MARK) into the wait for the slot, the
 // products and the refill's copies, and after the runs the norm's sums of
-// squares are timed alone (twice, then twice with the loop rolled), to tell
-// instruction fetch from the loop itself. The totals are exact for the build
-// that runs (the stream marks slow warp 0: build with
+// squares are timed alone (twice, then twice loading one piece at a time), to
+// tell instruction fetch from the loop itself. The totals are exact for the
+// build that runs (the stream marks slow warp 0: build with
 // -DTAWA_MEGA_NO_STREAM_MARKS for a linear task's own total); the split
 // between phases is approximate (the compiler may move loads and arithmetic
 // across a clock read).
@@ -76,7 +76,7 @@ struct Result {
   long long stream[kReps][5];        ///< gStreamCycles of each run
   long long fmaCycles[2];            ///< the FMA probe, cold then hot
   long long normCycles[4];     ///< linear: the norm's sums of squares alone,
-                               ///< twice as linear.cuh has it, twice rolled
+                               ///< twice as linear.cuh has it, twice one piece
   unsigned long long ns0, ns1; ///< globaltimer around the runs
   long long clk0, clk1;
 };
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
   if (Kind >= 3) {
     // The norm phase alone, on the input rows the last run left in shared
     // memory (one pass: all of K staged): a first call after the task, a
-    // second right after it (its code fetched), then the rolled form twice.
+    // second right after it (its code fetched), then one piece at a time twice.
     // Cold much slower than hot: instruction fetch; both slow: the loop.
     const LinearSmem m(lp, buffers, tile);
     auto rowAt = [&](int r) { return m.xs + r * m.ldx; };
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(kTaskThreads, 1)
       __syncthreads();
       const long long t = clock64();
       if (v < 2)
-        addRowSquares(m.t.rows, m.kc, rowAt, scratch);
+        addRowSquares<kNormGroup>(m.t.rows, m.kc, rowAt, scratch);
       else
         addRowSquares<1>(m.t.rows, m.kc, rowAt, scratch);
       __syncthreads();
@@ -285,7 +285,8 @@ static void report(const char *name, int kind, const Result &r, double ghz) {
     }
   }
   if (kind >= 3)
-    std::printf("  norm alone: %.2f then %.2f us; rolled %.2f then %.2f us\n",
+    std::printf("  norm alone: %.2f then %.2f us; one piece at a time %.2f "
+                "then %.2f us\n",
                 r.normCycles[0] / ghz / 1e3, r.normCycles[1] / ghz / 1e3,
                 r.normCycles[2] / ghz / 1e3, r.normCycles[3] / ghz / 1e3);
 }

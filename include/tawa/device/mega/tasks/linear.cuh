@@ -349,10 +349,11 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
     const bf16 *w = mySlots + s * slotElems + lane * 8;
     const bf16 *xk = xs + (32 * args.s0 - pp.k0) + tq * 8;
     const int kl = args.kl;
-    // The walk's next positions and the next stage's arguments, computed
-    // among this stage's products (they depend on none of its values):
-    // outside them they were a chain of dependent integer instructions a
-    // stage, about 0.25 us of warp 0's time a stage in the step (run 296).
+    // The walk's next positions and the next stage's arguments (they depend
+    // on none of the products' values): in a straight-line stage computed
+    // among its products, since outside them they were a chain of dependent
+    // integer instructions a stage, about 0.25 us of warp 0's time a stage
+    // in the step (run 296); in a looped stage after them.
     StageWalk next = cur, refill = ahead;
     StageArgs nextArgs;
     auto advance = [&] {
@@ -375,7 +376,8 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
           advance();
       }
     } else {
-      advance();
+      // Here the walk goes after the products (before them, batch 16 was
+      // 0.5-0.8 % slower and batch 1 no faster: runs 297-300).
       int c = 0;
       for (; c + U <= args.whole; c += U)
         linearSteps<NB, U, false>(acc, w + 512 * c, xk + 32 * c, xoff, 0, kl,
@@ -383,6 +385,7 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
       for (; c < args.steps; ++c)
         linearSteps<NB, 1, true>(acc, w + 512 * c, xk + 32 * c, xoff, 32 * c,
                                  kl, tq);
+      advance();
     }
     // Every lane has read the slot before it is refilled.
     __syncwarp();
@@ -470,25 +473,54 @@ __device__ __forceinline__ int rowSquareParts(int rows) {
 /// shared memory is a compare-and-swap loop on Hopper: with four warps
 /// adding into one row's sum a one-row tile's norm took 0.60 µs, stored
 /// 0.37 (run 238); the sum's order is also the same every run. Each lane
-/// keeps several 16-byte loads in flight (`Unroll`: 1 for the latency
-/// tool's rolled probe).
-template <int Unroll = 8, typename RowFn>
+/// loads `Group` 16-byte pieces at once, then squares them into as many
+/// sums: a loop over one piece at a time, even unrolled, tests its exit
+/// between the pieces, and the compiler issues no load above that test, so
+/// each load waited for the previous piece's squares (16 rows of 4096 took
+/// 3.9 µs hot, run 169). `Group` 1: one piece at a time.
+constexpr int kNormGroup = 4; ///< addRowSquares's Group for multi-row tiles
+template <int Group, typename RowFn>
 __device__ void addRowSquares(int rows, int len, RowFn rowAt, float *partial,
                               bool add = false) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int parts = rowSquareParts(rows);
+  const int stride = parts * 256; // a lane's pieces are `stride` apart
   for (int it = warp; it < rows * parts; it += kTaskWarps) {
     const int r = it / parts, part = it % parts;
     const bf16 *row = rowAt(r);
-    float s = 0.f;
-#pragma unroll Unroll
-    for (int j = (part * 32 + lane) * 8; j < len; j += parts * 256) {
+    float sums[Group];
+#pragma unroll
+    for (int g = 0; g < Group; ++g)
+      sums[g] = 0.f;
+    int j = (part * 32 + lane) * 8;
+#pragma unroll 1
+    for (; Group > 1 && j + (Group - 1) * stride < len; j += Group * stride) {
+      uint4 v[Group];
+#pragma unroll
+      for (int g = 0; g < Group; ++g)
+        v[g] = *reinterpret_cast<const uint4 *>(row + j + g * stride);
+#pragma unroll
+      for (int g = 0; g < Group; ++g) {
+        float f[8];
+        unpack8(v[g], f);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          sums[g] = fmaf(f[e], f[e], sums[g]);
+      }
+    }
+    constexpr int kTailUnroll = Group > 1 ? Group - 1 : 8;
+#pragma unroll kTailUnroll
+    for (; j < len; j += stride) { // fewer than Group pieces left
       float f[8];
       unpack8(*reinterpret_cast<const uint4 *>(row + j), f);
 #pragma unroll
       for (int e = 0; e < 8; ++e)
-        s = fmaf(f[e], f[e], s);
+        sums[0] = fmaf(f[e], f[e], sums[0]);
     }
+    float s = sums[0];
+#pragma unroll
+    for (int g = 1; g < Group; ++g)
+      s += sums[g];
     s = warpSum(s);
     if (lane == 0)
       partial[it] = add ? partial[it] + s : s;
@@ -522,13 +554,21 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   const bool norm = p.normWeight != tawa::mega::kNoBuffer;
   const bool onePass = kc >= p.k;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Four pieces a lane at once from two rows up (16 rows of 4096: 3.7 ->
+  // 2.3 us, run 299); one row keeps one piece at a time (four at once made
+  // the 0.6B step 0.75 % slower, run 300).
+  auto rowSquares = [&](int len, auto rowAt, bool add) {
+    if (t.rows > 1)
+      addRowSquares<kNormGroup>(t.rows, len, rowAt, rowParts, add);
+    else
+      addRowSquares<1>(t.rows, len, rowAt, rowParts, add);
+  };
   // Sum of squares of each whole row (the reference's RMS, in float). From
   // the staged rows below with one pass or polled rows (pass by pass);
   // otherwise from global memory here.
   if (norm && !onePass && !poll)
-    addRowSquares(
-        t.rows, p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; },
-        rowParts);
+    rowSquares(
+        p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; }, false);
   // Phases of this warp's ring barriers and of the input barrier, carried
   // from the worker's previous tasks.
   TaskBarriers &tb = taskBarriers();
@@ -568,9 +608,8 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     // The norm's weights are folded into the staged weights; its 1 / RMS
     // scales the sums at the end (read only after the passes).
     if (norm && (onePass || poll))
-      addRowSquares(
-          t.rows, klen, [&](int r) { return xs + r * ldx; }, rowParts,
-          pass > 0);
+      rowSquares(
+          klen, [&](int r) { return xs + r * ldx; }, pass > 0);
     TAWA_MEGA_TASK_STAMP(2);
     if (t.rows <= 8)
       linearStream<1, 4>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
