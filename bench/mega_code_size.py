@@ -7,8 +7,9 @@
 Compiles lib/Mega/Runtime/MegaDecoder.cu for sm_90a with -lineinfo (the
 build tawa.mega.compile makes for a model of G q heads per KV head and head
 dimension D, by default Qwen3-8B's 4 and 128; or the build with every
-variant; $TAWA_MEGA_NVCC_FLAGS adds flags, as for build_library), disassembles megaKernel with its inline chains (nvdisasm -gi) and
-adds up the instruction bytes by the task-functor call each instruction was
+variant; $TAWA_MEGA_NVCC_FLAGS adds flags, as for build_library),
+disassembles megaKernel with its inline chains (nvdisasm -gi) and adds up
+the instruction bytes by the task-functor call each instruction was
 inlined from (DecodeTasks in include/tawa/device/mega/decode_tasks.cuh: the
 linear and attention tasks, their prefetches, ...; the rest is the runtime),
 then by source region within them. A task runs once a layer on a worker, so
