@@ -41,11 +41,22 @@
 
 /// 1: tasks stamp their phases into the trace (TaskStamps in sync.cuh:
 /// when their inputs were in, when they had computed, how long warp 0 waited
-/// for weights; bench/mega_chain.py --ready reads them); 0: the trace has
-/// start, end and worker only. A diagnostic build: the stamps' code made the
-/// step about 4 % slower even untraced (runs 255-256).
+/// for weights, attention's thread 0 for its cache blocks; bench/mega_chain.py
+/// --ready reads them); 0: the trace has start, end and worker only. A
+/// diagnostic build: the stamps' code made the step about 4 % slower even
+/// untraced (runs 255-256).
 #ifndef TAWA_MEGA_TRACE_PHASES
 #define TAWA_MEGA_TRACE_PHASES 0
+#endif
+
+/// k > 0 (with TAWA_MEGA_TRACE_PHASES): the trace's weight_wait_ns of a
+/// task is instead the time thread 0 spent between its phase marks k - 1 (or
+/// the latest mark before) and k (TAWA_MEGA_TASK_STAMP; attention: 3 its
+/// block's keys waited for (with the previous block's copies issued), 4 the
+/// scores, 5 the softmax, 6 P·V, 7 after its last block). A diagnostic
+/// build: one phase per build.
+#ifndef TAWA_MEGA_TRACE_ATTN_PHASE
+#define TAWA_MEGA_TRACE_ATTN_PHASE 0
 #endif
 
 namespace tawa::device::mega {

@@ -138,6 +138,20 @@ __device__ __forceinline__ void markTaskStamp(uint64_t TaskStamps::*field) {
     t.*field = globalTimerNs();
 #endif
 }
+/// TAWA_MEGA_TRACE_ATTN_PHASE: thread 0 at phase mark k adds the time since
+/// its previous mark to weightWaitNs when k is the traced phase.
+__device__ __forceinline__ void markTaskPhase(int k) {
+#if TAWA_MEGA_TRACE_PHASES && TAWA_MEGA_TRACE_ATTN_PHASE
+  __shared__ uint64_t last;
+  TaskStamps &t = taskStamps();
+  if (threadIdx.x == 0 && t.armed) {
+    const uint64_t now = globalTimerNs();
+    if (k == TAWA_MEGA_TRACE_ATTN_PHASE && last != 0)
+      t.weightWaitNs += now - last;
+    last = now;
+  }
+#endif
+}
 __device__ __forceinline__ void markTaskReady() {
   markTaskStamp(&TaskStamps::ready);
 }

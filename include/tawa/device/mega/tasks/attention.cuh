@@ -588,6 +588,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   }
 
   const int slot = warp * perWarp + sub;
+  // Traced: thread 0 adds its waits for the cache rows (TaskStamps'
+  // weightWaitNs), unless that times a phase (TAWA_MEGA_TRACE_ATTN_PHASE).
+  const bool timed = TAWA_MEGA_TRACE_PHASES && !TAWA_MEGA_TRACE_ATTN_PHASE &&
+                     threadIdx.x == 0 && taskStamps().armed;
   // Bit b: parity of buffer b's barriers (its keys and values complete
   // together, once per block).
   uint32_t phase = tb.kvPhase;
@@ -599,7 +603,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     // The block's row that is this step's (read from kNew / vNew), or none.
     const int newAt = holdsNew && j == blocks - 1 ? n - 1 : -1;
     const uint32_t par = (phase >> buf) & 1;
+    uint64_t waitFrom = timed ? globalTimerNs() : 0;
     mbarrierWait(&tb.kv[2 * buf], par);
+    if (timed)
+      taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
     TAWA_MEGA_TASK_STAMP(3);
     if constexpr (kTC) {
       bf16 *kW = c.kvS + buf * 2 * blockLen * D, *vW = kW + blockLen * D;
@@ -716,7 +723,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         accO[mt][0] *= r0, accO[mt][2] *= r0;
         accO[mt][1] *= r1, accO[mt][3] *= r1;
       }
+      waitFrom = timed ? globalTimerNs() : 0;
       mbarrierWait(&tb.kv[2 * buf + 1], par);
+      if (timed)
+        taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
       const int mat = lane / 8;
       const uint32_t vAddr = static_cast<uint32_t>(
           __cvta_generic_to_shared(vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D +
@@ -747,7 +757,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         for (int e = 0; e < 8; ++e)
           acc[g][e] *= r;
       }
+      waitFrom = timed ? globalTimerNs() : 0;
       mbarrierWait(&tb.kv[2 * buf + 1], par);
+      if (timed)
+        taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
 #pragma unroll 4
       for (int s = slot; s < n; s += slots) {
         float vf[8];

@@ -22,7 +22,11 @@
 
 /// Phase k of a task reached (thread 0 after a CTA barrier, or the thread's
 /// own progress): compiled to nothing unless a latency tool defines it
-/// (gpu/tools/mega_task_latency.cu).
+/// (gpu/tools/mega_task_latency.cu), or a traced build times one phase of
+/// attention (TAWA_MEGA_TRACE_ATTN_PHASE, sync.cuh).
+#if TAWA_MEGA_TRACE_ATTN_PHASE && !defined(TAWA_MEGA_TASK_STAMP)
+#define TAWA_MEGA_TASK_STAMP(k) ::tawa::device::mega::markTaskPhase(k)
+#endif
 #ifndef TAWA_MEGA_TASK_STAMP
 #define TAWA_MEGA_TASK_STAMP(k)
 #endif
