@@ -75,10 +75,18 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
     echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 1 and 3, qwen3-0.6b-l2 batch 1 and 3; 3 steps each)"
     for cfg in llama-tiny:2 qwen3-tiny:1 qwen3-tiny:3 qwen3-0.6b-l2:1 qwen3-0.6b-l2:3; do
       [ "$tool" = synccheck ] && [ "${cfg%%:*}" = qwen3-0.6b-l2 ] && continue
+      log="$bin/sanitizer-$tool-${cfg/:/-b}.log"
+      rc=0
       timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_mega_decode_sanitize" \
-        "$bin/${cfg%%:*}.json" "${cfg##*:}" 1024 3 \
-        >"$out/sanitizer-$tool-${cfg/:/-b}.log" 2>&1 || status=1
-      echo "${cfg%%:*} batch ${cfg##*:}: $(grep -E "PASS|FAIL|SUMMARY" "$out/sanitizer-$tool-${cfg/:/-b}.log" | tail -2 | tr '\n' ' ')"
+        "$bin/${cfg%%:*}.json" "${cfg##*:}" 1024 3 >"$log" 2>&1 || rc=$?
+      echo "${cfg%%:*} batch ${cfg##*:}: $(grep -E "PASS|FAIL|SUMMARY" "$log" | tail -2 | tr '\n' ' ')"
+      # Every report in one file of OUT (a device call brings back a limited
+      # number of files); a failing run's first reports also on stdout.
+      { echo "== $tool ${cfg%%:*} batch ${cfg##*:} (status $rc)"; cat "$log"; } >>"$out/sanitizer.log"
+      if [ "$rc" -ne 0 ] || grep -qE "[1-9][0-9]* hazards displayed" "$log"; then
+        status=1
+        grep -m 40 -E "^========= (Error|Warning|ERROR|WARNING|Race|Invalid|    at |Saved host)" "$log" || true
+      fi
     done
   done
 fi
