@@ -603,10 +603,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     // The block's row that is this step's (read from kNew / vNew), or none.
     const int newAt = holdsNew && j == blocks - 1 ? n - 1 : -1;
     const uint32_t par = (phase >> buf) & 1;
-    uint64_t waitFrom = timed ? globalTimerNs() : 0;
-    mbarrierWait(&tb.kv[2 * buf], par);
-    if (timed)
-      taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
+    mbarrierWaitTraced(&tb.kv[2 * buf], par, timed);
     TAWA_MEGA_TASK_STAMP(3);
     if constexpr (kTC) {
       bf16 *kW = c.kvS + buf * 2 * blockLen * D, *vW = kW + blockLen * D;
@@ -723,10 +720,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         accO[mt][0] *= r0, accO[mt][2] *= r0;
         accO[mt][1] *= r1, accO[mt][3] *= r1;
       }
-      waitFrom = timed ? globalTimerNs() : 0;
-      mbarrierWait(&tb.kv[2 * buf + 1], par);
-      if (timed)
-        taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
+      mbarrierWaitTraced(&tb.kv[2 * buf + 1], par, timed);
       const int mat = lane / 8;
       const uint32_t vAddr = static_cast<uint32_t>(
           __cvta_generic_to_shared(vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D +
@@ -757,10 +751,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         for (int e = 0; e < 8; ++e)
           acc[g][e] *= r;
       }
-      waitFrom = timed ? globalTimerNs() : 0;
-      mbarrierWait(&tb.kv[2 * buf + 1], par);
-      if (timed)
-        taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
+      mbarrierWaitTraced(&tb.kv[2 * buf + 1], par, timed);
 #pragma unroll 4
       for (int s = slot; s < n; s += slots) {
         float vf[8];

@@ -149,6 +149,17 @@ static_assert(sizeof(TaskBarriers) <=
                   size_t(tawa::mega::kLinearRingBarrierBytes),
               "the task barriers fit their reserve");
 
+/// mbarrierWait; with `timed` (thread 0 of a traced task, TaskStamps) the
+/// wait's time is added to weightWaitNs: a linear's waits for its weights,
+/// attention's for its cache blocks.
+__device__ __forceinline__ void
+mbarrierWaitTraced(MBarrier *bar, uint32_t parity, bool timed) {
+  const uint64_t from = timed ? globalTimerNs() : 0;
+  mbarrierWait(bar, parity);
+  if (timed)
+    taskStamps().weightWaitNs += globalTimerNs() - from;
+}
+
 __device__ __forceinline__ TaskBarriers &taskBarriers() {
   return *reinterpret_cast<TaskBarriers *>(taskSmem() +
                                            tawa::mega::kTaskSmemBytes -

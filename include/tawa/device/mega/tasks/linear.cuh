@@ -340,10 +340,7 @@ __device__ void linearStream(const LinearTile &t, const PassPlan &pp,
       }
       held = cur.block;
     }
-    const uint64_t waitFrom = timed ? globalTimerNs() : 0;
-    mbarrierWait(myBars + s, (parity >> s) & 1);
-    if (timed)
-      taskStamps().weightWaitNs += globalTimerNs() - waitFrom;
+    mbarrierWaitTraced(myBars + s, (parity >> s) & 1, timed);
     parity ^= 1u << s;
     TAWA_MEGA_STREAM_MARK(1);
     const bf16 *w = mySlots + s * slotElems + lane * 8;
