@@ -53,8 +53,9 @@
 /// task is instead the time thread 0 spent between its phase marks k - 1 (or
 /// the latest mark before) and k (TAWA_MEGA_TASK_STAMP; attention: 3 its
 /// block's keys waited for (with the previous block's copies issued), 4 the
-/// scores, 5 the softmax, 6 P·V, 7 after its last block; other tasks'
-/// column is then meaningless). A diagnostic build: one phase per build.
+/// scores, 5 the value rows permuted and the softmax, 6 P·V, 7 after its last
+/// block; other tasks' column is then meaningless). A diagnostic build: one
+/// phase per build.
 #ifndef TAWA_MEGA_TRACE_ATTN_PHASE
 #define TAWA_MEGA_TRACE_ATTN_PHASE 0
 #endif

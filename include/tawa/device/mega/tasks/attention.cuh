@@ -35,6 +35,55 @@ using tawa::mega::DecodeAttentionParams;
 constexpr int kAttnBlock = 512;  ///< cache positions scored per block
 constexpr int kAttnMaxGroup = 8; ///< q heads per KV head (1, 2, 4, 8)
 
+/// Whether attention with head dimension D runs on the tensor cores
+/// (decodeAttentionGroup's kTC): D = 128 and 16-dim slices for every warp.
+__host__ __device__ constexpr bool attnTensorCores(int D) {
+  return D == 128 && 128 % (16 * kTaskWarps) == 0;
+}
+
+/// Tensor-core path (attnTensorCores): where the 16-byte
+/// piece c (of 16) of a block's value row r sits once the row is permuted in
+/// place (permuteValueRows). P·V reads 16 bytes of 8 consecutive rows at once
+/// (ldmatrix.trans); rows are 256 bytes, so unpermuted those 8 fall on the
+/// same four banks (an 8-way conflict), and XORed with r mod 8 on all 32.
+__device__ __forceinline__ int attnPiece(int c, int r) { return c ^ (r & 7); }
+
+/// The whole CTA: value rows [0, rows) (a multiple of 16) of a D = 128 block
+/// permuted to attnPiece's layout in place. A row is the 16 lanes of half a
+/// warp, lane c holding piece c; it takes piece c ^ (r & 7) from its
+/// neighbour by shuffle and stores it where it loaded, so no thread writes
+/// what another reads (racecheck flags that even within a warp after
+/// __syncwarp: run 308).
+__device__ __forceinline__ void permuteValueRows(bf16 *v, int rows) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  uint4 *row = reinterpret_cast<uint4 *>(v) + lane % 16;
+  constexpr int kU = 4; // rows in flight per lane
+  // Both halves of a warp take rows 2i and 2i + 1: in or out together.
+#pragma unroll 1
+  for (int r0 = 2 * warp + lane / 16; r0 < rows; r0 += 2 * kTaskWarps * kU) {
+    uint4 x[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int r = r0 + 2 * kTaskWarps * u;
+      if (r < rows)
+        x[u] = row[r * 16];
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int r = r0 + 2 * kTaskWarps * u;
+      if (r < rows) { // warp-uniform (rows is even)
+        const int from = r & 7;
+        uint4 y;
+        y.x = __shfl_xor_sync(0xffffffffu, x[u].x, from);
+        y.y = __shfl_xor_sync(0xffffffffu, x[u].y, from);
+        y.z = __shfl_xor_sync(0xffffffffu, x[u].z, from);
+        y.w = __shfl_xor_sync(0xffffffffu, x[u].w, from);
+        row[r * 16] = y;
+      }
+    }
+  }
+}
+
 /// Qwen3's per-head RMSNorm (when `qkNorm`, with weights w) and RoPE of one
 /// head held by a warp, in place: lane l holds elements l + 32 j (j < D / 32)
 /// in v; cos and sin are the lane's distinct frequencies at the row's position
@@ -159,6 +208,10 @@ __device__ inline void fillAttnLaneTable(const DecodeAttentionParams &p,
 /// then of buffer 1).
 template <int G> struct AttnChunk {
   int b, h, ch, D, pos, s0, s1, blockLen, blocks, slots;
+  // Floats from one head's scores to the next: blockLen, and 8 more on the
+  // tensor cores, whose P·V loads of the heads' scores then fall on
+  // distinct banks.
+  int sPitch;
   // The chunk that holds this step's position appends its k and v to the
   // cache, and reads that row from shared memory rather than the cache (no
   // task of the step reads a row another task wrote: the copies need no
@@ -192,9 +245,14 @@ template <int G> struct AttnChunk {
     // block j computes), fewer positions when the partial outputs of many
     // lane groups leave less room below the linear's weight ring
     // (p.lowSmemBytes), which the worker may be filling for its next task.
+    // The tensor-core path keeps one partial output (the CUDA cores one a
+    // slot) and pads its score rows (sPitch).
+    const bool tc = attnTensorCores(D);
+    const int partials = tc ? 1 : slots;
+    const int pad = tc ? 8 : 0;
     const int fixedBytes = 128 + kAttnLaneTableBytes + G * D * 4 +
                            kTaskWarps * D * 4 + D * 4 + 3 * kAttnMaxGroup * 4 +
-                           16 + slots * G * D * 4 + 128;
+                           16 + partials * G * D * 4 + 128 + G * pad * 4;
     blockLen = min(min(kAttnBlock, 32768 / D),
                    (p.lowSmemBytes - fixedBytes) / (G * 4 + 4 * D * 2));
     // Whole 16-position groups of the tensor-core path (D = 128).
@@ -204,12 +262,13 @@ template <int G> struct AttnChunk {
     if (blockLen >= 16)
       blockLen = min(blockLen, (31 * p.pageSize + 1) / 16 * 16);
     blocks = s1 > s0 ? (s1 - s0 + blockLen - 1) / blockLen : 0;
+    sPitch = blockLen + pad;
     qs = reinterpret_cast<float *>(taskSmem() + 128 + kAttnLaneTableBytes);
     xs = qs + G * D;
     kNew = reinterpret_cast<bf16 *>(xs + kTaskWarps * D);
     vNew = kNew + D;
     scores = reinterpret_cast<float *>(vNew + D);
-    runMax = scores + G * blockLen;
+    runMax = scores + G * sPitch;
     runSum = runMax + kAttnMaxGroup;
     rescale = runSum + kAttnMaxGroup;
     // Aligned by offset from the (128-byte aligned) base, not through an
@@ -223,7 +282,7 @@ template <int G> struct AttnChunk {
         16 * 16;
     partial = reinterpret_cast<float *>(base + partialAt);
     kvS = reinterpret_cast<bf16 *>(
-        base + (partialAt + slots * G * D * 4 + 127) / 128 * 128);
+        base + (partialAt + partials * G * D * 4 + 127) / 128 * 128);
     shift = p.pageShift;
     firstPage = attnFirstPage(p, ch);
     kvHeads = p.kvHeads;
@@ -393,9 +452,13 @@ __device__ inline void mergeIfLastChunk(const DecodeAttentionParams &p,
 /// group's q heads (the n of the product, padded to 8) as K rows × qᵀ, and
 /// computes its 32 output dimensions as Vᵀ (read with ldmatrix.trans) ×
 /// Pᵀ; q and the probabilities are rounded to bf16 as the reference's bf16
-/// attention does. On the CUDA cores a 256-position chunk took 28 µs (one
-/// warp per scheduler, shuffle reductions per position); other head
-/// dimensions keep that path.
+/// attention does. The block's value rows are permuted in place first
+/// (permuteValueRows): ldmatrix.trans reads 16 bytes of 8 rows 256 bytes
+/// apart, all on the same four banks as copied, and P·V took half of a
+/// batch-16 task (runs 306-307: 7.3 of 14.4 µs, 3.9 permuted); the softmax
+/// keeps a lane's scores of the block in registers. On the CUDA cores a
+/// 256-position chunk took 28 µs (one warp per scheduler, shuffle reductions
+/// per position); other head dimensions keep that path.
 template <int G, int DC>
 __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                                      void *const *buffers, uint32_t tile,
@@ -499,12 +562,13 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   const int rowLanes = D / 8, perWarp = 32 / rowLanes;
   const int col = (lane % rowLanes) * 8, sub = lane / rowLanes;
   const int slots = c.slots, blockLen = c.blockLen, blocks = c.blocks;
+  const int sPitch = c.sPitch;
   const bool holdsNew = c.holdsNew;
   float *qs = c.qs, *xs = c.xs, *scores = c.scores, *runMax = c.runMax,
         *runSum = c.runSum, *rescale = c.rescale, *partial = c.partial;
   bf16 *kNew = c.kNew, *vNew = c.vNew;
   const bf16 *kvS = c.kvS;
-  constexpr bool kTC = DC == 128 && DC % (16 * kTaskWarps) == 0;
+  constexpr bool kTC = attnTensorCores(DC);
   constexpr int kMT = kTC ? DC / (16 * kTaskWarps) : 1; // m tiles per warp
   const int fg = lane / 4, ft = lane % 4; // the lane's fragment row, column
 
@@ -638,7 +702,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         for (int e = 0; e < 4; ++e) {
           const int head = 2 * ft + e % 2, at = s + (e / 2) * 8;
           if (head < G && at < n)
-            scores[head * blockLen + at] = d[e];
+            scores[head * sPitch + at] = d[e];
         }
       }
     } else {
@@ -680,31 +744,74 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
           if (s < n && lane % rowLanes == 0)
 #pragma unroll
             for (int g = 0; g < G; ++g)
-              scores[g * blockLen + s] = dot[u][g];
+              scores[g * sPitch + s] = dot[u][g];
         }
       }
     } // CUDA cores
     __syncthreads();
     TAWA_MEGA_TASK_STAMP(4);
+    if constexpr (kTC) {
+      // The values (copied beside the keys) permuted for P·V's reads, their
+      // rows up to the next 16 (the zeroed ones and the step's own).
+      mbarrierWaitTraced(&tb.kv[2 * buf + 1], par, timed);
+      permuteValueRows(c.kvS + (buf * 2 + 1) * blockLen * D,
+                       (n + 15) / 16 * 16);
+      fenceProxyAsyncShared(); // block j + 2's copies rewrite these bytes
+    }
     // Online softmax: warp w updates heads w, w + warps, ...
-    for (int g = warp; g < G; g += kTaskWarps) {
-      float m = -INFINITY;
-      for (int s = lane; s < n; s += 32)
-        m = fmaxf(m, scores[g * blockLen + s]);
-      m = warpMax(m);
-      const float mNew = fmaxf(runMax[g], m);
-      float sum = 0.f;
-      for (int s = lane; s < n; s += 32) {
-        const float e = __expf(scores[g * blockLen + s] - mNew);
-        scores[g * blockLen + s] = e;
-        sum += e;
+    if constexpr (kTC) {
+      // A block of at most 256 positions: a lane's 8 scores of the head
+      // loaded at once, kept in registers for the exponentials.
+      constexpr int kPer = 256 / 32;
+      for (int g = warp; g < G; g += kTaskWarps) {
+        const float prevMax = runMax[g], prevSum = runSum[g];
+        float v[kPer];
+        float m = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+          const int s = lane + 32 * i;
+          v[i] = s < n ? scores[g * sPitch + s] : -INFINITY;
+          m = fmaxf(m, v[i]);
+        }
+        m = warpMax(m);
+        const float mNew = fmaxf(prevMax, m);
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+          const int s = lane + 32 * i;
+          const float e = __expf(v[i] - mNew); // 0 past n
+          if (s < n)
+            scores[g * sPitch + s] = e;
+          sum += e;
+        }
+        sum = warpSum(sum);
+        if (lane == 0) {
+          const float r = __expf(prevMax - mNew); // 0 on the first block
+          rescale[g] = r;
+          runSum[g] = prevSum * r + sum;
+          runMax[g] = mNew;
+        }
       }
-      sum = warpSum(sum);
-      if (lane == 0) {
-        const float r = __expf(runMax[g] - mNew); // 0 on the first block
-        rescale[g] = r;
-        runSum[g] = runSum[g] * r + sum;
-        runMax[g] = mNew;
+    } else {
+      for (int g = warp; g < G; g += kTaskWarps) {
+        float m = -INFINITY;
+        for (int s = lane; s < n; s += 32)
+          m = fmaxf(m, scores[g * sPitch + s]);
+        m = warpMax(m);
+        const float mNew = fmaxf(runMax[g], m);
+        float sum = 0.f;
+        for (int s = lane; s < n; s += 32) {
+          const float e = __expf(scores[g * sPitch + s] - mNew);
+          scores[g * sPitch + s] = e;
+          sum += e;
+        }
+        sum = warpSum(sum);
+        if (lane == 0) {
+          const float r = __expf(runMax[g] - mNew); // 0 on the first block
+          rescale[g] = r;
+          runSum[g] = runSum[g] * r + sum;
+          runMax[g] = mNew;
+        }
       }
     }
     __syncthreads();
@@ -720,12 +827,19 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
         accO[mt][0] *= r0, accO[mt][2] *= r0;
         accO[mt][1] *= r1, accO[mt][3] *= r1;
       }
-      mbarrierWaitTraced(&tb.kv[2 * buf + 1], par, timed);
+      // (The values were waited for before they were permuted.)
       const int mat = lane / 8;
-      const uint32_t vAddr = static_cast<uint32_t>(
-          __cvta_generic_to_shared(vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D +
-                                   (mat & 1 ? 8 : 0) + warp * kMT * 16));
-      const float *pr = scores + fg * blockLen + 2 * ft;
+      // The lane's row: (mat >= 2 ? 8 : 0) + lane % 8 of each 16; its
+      // 16 bytes: piece 2 (warp kMT + mt) + mat % 2, where attnPiece put it.
+      uint32_t vAddr[kMT];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        const int piece = 2 * (warp * kMT + mt) + (mat & 1);
+        vAddr[mt] = static_cast<uint32_t>(
+            __cvta_generic_to_shared(vS + ((mat >= 2 ? 8 : 0) + lane % 8) * D +
+                                     8 * attnPiece(piece, lane % 8)));
+      }
+      const float *pr = scores + fg * sPitch + 2 * ft;
       for (int kk = 0; kk * 16 < n; ++kk) {
         const int s = kk * 16 + 2 * ft;
         uint32_t b0 = 0, b1 = 0;
@@ -738,7 +852,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
           uint32_t a0, a1, a2, a3;
-          ldmatrixX4Trans(vAddr + (kk * 16 * D + mt * 16) * 2, a0, a1, a2, a3);
+          ldmatrixX4Trans(vAddr[mt] + kk * 16 * D * 2, a0, a1, a2, a3);
           mmaBf16m16n8k16(accO[mt], a0, a1, a2, a3, b0, b1);
         }
       }
@@ -760,7 +874,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
                 vf);
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-          const float pg = scores[g * blockLen + s];
+          const float pg = scores[g * sPitch + s];
 #pragma unroll
           for (int e = 0; e < 8; ++e)
             acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
