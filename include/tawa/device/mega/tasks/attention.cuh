@@ -788,7 +788,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       // loaded at once, kept in registers for the exponentials.
       constexpr int kPer = 256 / 32;
       for (int g = warp; g < G; g += kTaskWarps) {
-        const float prevMax = runMax[g], prevSum = runSum[g];
+        // Only lane 0 touches the head's running max and sum (read here,
+        // written below): no lane writes what another read.
+        float prevMax = 0.f, prevSum = 0.f;
+        if (lane == 0)
+          prevMax = runMax[g], prevSum = runSum[g];
+        prevMax = __shfl_sync(0xffffffffu, prevMax, 0);
         float v[kPer];
         float m = -INFINITY;
 #pragma unroll
