@@ -10,7 +10,8 @@
 # The benchmark and the test run the kernel built for each model's attention
 # (tawa.mega.specialization_flags), built here at once.
 # Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
-# Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options).
+# Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options),
+# MEGA_SANITIZE_* (gpu/tools/mega_sanitize.sh).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-${OUT:-/tmp/mega-out}}
@@ -45,50 +46,8 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
   timeout 300 python3 "$root/gpu/mega/test_reference.py" || status=1
   echo "== mega-kernel vs reference"
   timeout 400 python3 "$root/gpu/mega/test_mega_decode.py" ${MEGA_TEST_ARGS:-} || status=1
-  # compute-sanitizer on the kernel alone: under racecheck PyTorch's kernels
-  # stop the sanitizer, so a C++ driver binds random buffers (no PyTorch).
-  bin=$(mktemp -d)
-  pids=()
-  for src in "$root"/lib/Mega/*.cpp; do
-    g++ -std=c++17 -O2 -I"$root/include" -c "$src" -o "$bin/$(basename "$src" .cpp).o" & pids+=($!)
-  done
-  # -lineinfo: the sanitizer's reports name source lines.
-  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -lineinfo -I"$root/include" \
-    ${MEGA_SANITIZE_NVCC_FLAGS:-} -c "$root/lib/Mega/Runtime/MegaDecoder.cu" -o "$bin/MegaDecoder.cu.o" & pids+=($!)
-  for p in "${pids[@]}"; do wait "$p" || status=1; done
-  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
-    -o "$bin/test_mega_decode_sanitize" "$root/gpu/mega/test_mega_decode_sanitize.cu" "$bin"/*.o \
-    || status=1
-  sanitizer=/usr/local/cuda/bin/compute-sanitizer
-  # The Qwen3-0.6B shape with 2 layers (the issue's sanitizer case).
-  python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layers']=2; json.dump(c, open(sys.argv[2],'w'))" \
-    "$root/test/Mega/Inputs/qwen3-0.6b.json" "$bin/qwen3-0.6b-l2.json"
-  cp "$root"/test/Mega/Inputs/{llama-tiny,qwen3-tiny}.json "$bin/"
-  for tool in memcheck racecheck synccheck; do
-    # Plans whose attention has no more tasks than the 128 workers have no
-    # JIT task: attention's cache copies are issued before its inputs are
-    # ready (the prefetch path). The tiny models (2 KV heads, 16 chunks of
-    # 64) at batch 1-3 and qwen3-0.6b-l2 (head dim 128: attention on the
-    # tensor cores) at batch 1 are such plans; qwen3-0.6b-l2 at batch 3
-    # (3 rows x 8 KV heads x 6 chunks = 144 tasks) is hybrid, attention and
-    # merge just in time.
-    echo "== compute-sanitizer $tool (llama-tiny batch 2, qwen3-tiny batch 1 and 3, qwen3-0.6b-l2 batch 1 and 3; 3 steps each)"
-    for cfg in llama-tiny:2 qwen3-tiny:1 qwen3-tiny:3 qwen3-0.6b-l2:1 qwen3-0.6b-l2:3; do
-      [ "$tool" = synccheck ] && [ "${cfg%%:*}" = qwen3-0.6b-l2 ] && continue
-      log="$bin/sanitizer-$tool-${cfg/:/-b}.log"
-      rc=0
-      timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_mega_decode_sanitize" \
-        "$bin/${cfg%%:*}.json" "${cfg##*:}" 1024 3 >"$log" 2>&1 || rc=$?
-      echo "${cfg%%:*} batch ${cfg##*:}: $(grep -E "PASS|FAIL|SUMMARY" "$log" | tail -2 | tr '\n' ' ')"
-      # Every report in one file of OUT (a device call brings back a limited
-      # number of files); a failing run's first reports also on stdout.
-      { echo "== $tool ${cfg%%:*} batch ${cfg##*:} (status $rc)"; cat "$log"; } >>"$out/sanitizer.log"
-      if [ "$rc" -ne 0 ] || grep -qE "[1-9][0-9]* hazards displayed" "$log"; then
-        status=1
-        grep -m 40 -E "^========= (Error|Warning|ERROR|WARNING|Race|Invalid|    at |Saved host)" "$log" || true
-      fi
-    done
-  done
+  # compute-sanitizer on the kernel alone (a C++ driver, no PyTorch).
+  bash "$root/gpu/tools/mega_sanitize.sh" "$(mktemp -d)" "$out" || status=1
 fi
 if [ "${MEGA_ONLY:-}" != test ]; then
   echo "== decode latency"

@@ -10,7 +10,11 @@
 # each variant for every MODEL:BATCH in MEGA_PROFILE_CASES (default "8b:1";
 # empty: none; MEGA_PROFILE_BATCHES="B ..." still means "8b:B ..."), with
 # its trace CSV in MEGA_TRACE_DIR/mega-trace-vJ-MODEL-bB.csv when that is
-# set (bench/mega_chain.py reads them). Usage:
+# set (bench/mega_chain.py reads them). With MEGA_VARIANT_SANITIZE="CONFIG:BATCH
+# ..." (e.g. "qwen3-0.6b-l2:1"), each variant's kernel is also built into
+# gpu/tools/mega_sanitize.sh's driver and checked by MEGA_SANITIZE_TOOLS
+# (default racecheck here) on those cases before the timings, reports in
+# MEGA_SANITIZE_OUT/sanitizer.log (default /tmp/mega-variant-sanitize). Usage:
 #   MEGA_ROUNDS=2 gpu/tools/mega_variants.sh "" "-DTAWA_MEGA_WARPS=8" ...
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,6 +29,17 @@ for j in "${!variants[@]}"; do
     "import tawa.mega as m; print(m.build_library())" >"/tmp/mega-variant-$j.txt" 2>&1 &
   pids+=($!)
 done
+sanitize=${MEGA_VARIANT_SANITIZE:-}
+spids=()
+sbin=$(mktemp -d)
+if [ -n "$sanitize" ]; then
+  for j in "${!variants[@]}"; do
+    MEGA_SANITIZE_NVCC_FLAGS="${variants[$j]}" MEGA_SANITIZE_TOOLS=none bash \
+      "$root/gpu/tools/mega_sanitize.sh" "$sbin/v$j" /tmp \
+      >"/tmp/mega-variant-sanitize-$j.txt" 2>&1 &
+    spids+=($!)
+  done
+fi
 for j in "${!variants[@]}"; do
   wait "${pids[$j]}"
   lib=$(tail -1 "/tmp/mega-variant-$j.txt")
@@ -32,6 +47,15 @@ for j in "${!variants[@]}"; do
   libs+=("$lib")
 done
 status=0
+for j in "${!spids[@]}"; do
+  wait "${spids[$j]}" || { echo "building variant '${variants[$j]}' for the sanitizer failed:";
+    cat "/tmp/mega-variant-sanitize-$j.txt"; exit 1; }
+done
+for j in "${!spids[@]}"; do
+  MEGA_SANITIZE_LABEL="variant ${variants[$j]:-default}" MEGA_SANITIZE_CASES="$sanitize" \
+    MEGA_SANITIZE_TOOLS="${MEGA_SANITIZE_TOOLS:-racecheck}" bash "$root/gpu/tools/mega_sanitize.sh" \
+    "$sbin/v$j" "${MEGA_SANITIZE_OUT:-/tmp/mega-variant-sanitize}" || status=1
+done
 for round in $(seq 1 "${MEGA_ROUNDS:-1}"); do
   for j in "${!variants[@]}"; do
     echo "== variant: ${variants[$j]:-default}, round $round"
