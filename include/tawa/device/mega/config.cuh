@@ -49,17 +49,6 @@
 #ifndef TAWA_MEGA_ATTN_SCORE_CHAINS
 #define TAWA_MEGA_ATTN_SCORE_CHAINS 1
 #endif
-/// Run 308's racecheck warnings (e8761e1) were one of two accesses; each
-/// has its switch, both 1 on branch attn-permute (racecheck clean, run 309):
-/// PERMUTE_SHUFFLE 1 permutes the value rows by shuffles (0: __syncwarp
-/// between all loads and stores), SOFTMAX_LANE0 1 lets only lane 0 read a
-/// head's running max and sum (0: every lane reads them, lane 0 writes).
-#ifndef TAWA_MEGA_ATTN_PERMUTE_SHUFFLE
-#define TAWA_MEGA_ATTN_PERMUTE_SHUFFLE 1
-#endif
-#ifndef TAWA_MEGA_ATTN_SOFTMAX_LANE0
-#define TAWA_MEGA_ATTN_SOFTMAX_LANE0 1
-#endif
 
 /// 1: tasks stamp their phases into the trace (TaskStamps in sync.cuh:
 /// when their inputs were in, when they had computed, how long warp 0 waited
