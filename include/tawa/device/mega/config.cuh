@@ -39,17 +39,6 @@
 #define TAWA_MEGA_RELAXED_ARRIVALS 1
 #endif
 
-/// Unmeasured switches of attention on the tensor cores (branch
-/// attn-permute): FUSED_PERMUTE 1 permutes a block's value rows in the
-/// scores' phase instead of the softmax's; SCORE_CHAINS 2 sums the scores
-/// in two chains of dependent products, not one.
-#ifndef TAWA_MEGA_ATTN_FUSED_PERMUTE
-#define TAWA_MEGA_ATTN_FUSED_PERMUTE 0
-#endif
-#ifndef TAWA_MEGA_ATTN_SCORE_CHAINS
-#define TAWA_MEGA_ATTN_SCORE_CHAINS 1
-#endif
-
 /// 1: tasks stamp their phases into the trace (TaskStamps in sync.cuh:
 /// when their inputs were in, when they had computed, how long warp 0 waited
 /// for weights, attention's thread 0 for its cache blocks; bench/mega_chain.py

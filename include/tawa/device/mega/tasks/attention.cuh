@@ -690,31 +690,10 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       // Later tasks' copies write these bytes through the async proxy.
       fenceProxyAsyncShared();
       __syncthreads();
-#if TAWA_MEGA_ATTN_FUSED_PERMUTE
-      // The values permuted in the scores' phase: their shared-memory
-      // traffic beside the scores' dependent products.
-      permuteBlockValues(buf, par, n);
-#endif
       for (int grp = warp; grp * 16 < n; grp += kTaskWarps) {
         float d[4] = {0.f, 0.f, 0.f, 0.f};
         const bf16 *lo = kS + (grp * 16 + fg) * D + 8 * ft;
         const bf16 *hi = lo + 8 * D;
-#if TAWA_MEGA_ATTN_SCORE_CHAINS == 2
-        // Two accumulators (even and odd 32-dim slices): chains of 4
-        // dependent products instead of 8.
-        float d1[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int cc = 0; cc < DC / 32; ++cc) {
-          const uint4 a = *reinterpret_cast<const uint4 *>(lo + 32 * cc);
-          const uint4 e = *reinterpret_cast<const uint4 *>(hi + 32 * cc);
-          float(&acc)[4] = cc % 2 ? d1 : d;
-          mmaBf16m16n8k16(acc, a.x, e.x, a.y, e.y, qf[cc].x, qf[cc].y);
-          mmaBf16m16n8k16(acc, a.z, e.z, a.w, e.w, qf[cc].z, qf[cc].w);
-        }
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          d[e] += d1[e];
-#else
 #pragma unroll
         for (int cc = 0; cc < DC / 32; ++cc) {
           const uint4 a = *reinterpret_cast<const uint4 *>(lo + 32 * cc);
@@ -722,7 +701,6 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
           mmaBf16m16n8k16(d, a.x, e.x, a.y, e.y, qf[cc].x, qf[cc].y);
           mmaBf16m16n8k16(d, a.z, e.z, a.w, e.w, qf[cc].z, qf[cc].w);
         }
-#endif
         const int s = grp * 16 + fg;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -776,7 +754,7 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
     } // CUDA cores
     __syncthreads();
     TAWA_MEGA_TASK_STAMP(4);
-    if constexpr (kTC && !TAWA_MEGA_ATTN_FUSED_PERMUTE)
+    if constexpr (kTC)
       permuteBlockValues(buf, par, n);
     // Online softmax: warp w updates heads w, w + warps, ...
     if constexpr (kTC) {
