@@ -11,7 +11,8 @@
 # (tawa.mega.specialization_flags), built here at once.
 # Usage: gpu/tools/mega_decode_run.sh [OUT_DIR]
 # Environment: MEGA_ONLY=test|bench, MEGA_BENCH_ARGS (bench options),
-# MEGA_SANITIZE_* (gpu/tools/mega_sanitize.sh).
+# MEGA_SANITIZE_* (gpu/tools/mega_sanitize.sh), MEGA_KEEP_LOGS=1 (the trace
+# CSVs and sanitizer.log left as they are, not packed into mega-logs.tar.gz).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-${OUT:-/tmp/mega-out}}
@@ -63,6 +64,15 @@ if [ "${MEGA_ONLY:-}" != test ]; then
     timeout 200 python3 "$root/bench/mega_decode_profile.py" --model "$m" --batch "$b" \
       --context 512 --png "$out/mega-timeline-$m-b$b.png" --csv "$out/mega-trace-$m-b$b.csv" || status=1
   done
+fi
+# A device call brings back at most 8 files: the traces and the sanitizer's
+# reports travel as one archive (tar -xzf mega-logs.tar.gz), unless
+# MEGA_KEEP_LOGS=1.
+logs=()
+for f in "$out"/mega-trace-*.csv "$out/sanitizer.log"; do [ -f "$f" ] && logs+=("$(basename "$f")"); done
+if [ "${MEGA_KEEP_LOGS:-0}" != 1 ] && [ ${#logs[@]} -gt 0 ]; then
+  tar -czf "$out/mega-logs.tar.gz" -C "$out" "${logs[@]}" &&
+    (cd "$out" && rm -f "${logs[@]}") || status=1
 fi
 echo "mega decode run: status $status, $(( $(date +%s) - start )) s"
 exit $status
