@@ -172,10 +172,11 @@ def hops(tasks):
 
 
 def ready_split(path):
-    """{kind: {'ready': [...], 'ready_max': [...], 'work': [...], 'work_max':
+    """{kind: {'start': [...], 'ready': [...], 'ready_max': [...], 'work': [...], 'work_max':
     [...], 'end': [...], 'last': [...], and with computed_ns 'compute',
     'epilogue', 'weight_wait': [...]}}, one value a layer (µs after the
-    previous operator's last end: the median task's ready and end, the
+    previous operator's last end: the median task's start (after its
+    worker's wait for the event), ready and end, the
     latest ready and the last end; the median and largest end - ready; the
     median computed - ready, end - computed and weight wait), for operators
     whose tasks all stamped ready_ns; the operators ordered by first task
@@ -207,6 +208,7 @@ def ready_split(path):
         fire = max(t[1] for t in ops[prev])
         us = lambda ns: ns / 1e3  # noqa: E731
         v = out[kind_of(op)]
+        v['start'].append(us(statistics.median(t[0] - fire for t in ts)))
         v['ready'].append(us(statistics.median(t[2] - fire for t in ts)))
         v['ready_max'].append(us(max(t[2] for t in ts) - fire))
         v['work'].append(us(statistics.median(t[1] - t[2] for t in ts)))
@@ -275,15 +277,16 @@ def main():
 
     if args.ready:
         print("ready: µs after the previous operator's last end, median over the layers of "
-              "the layer's median task (and of its latest ready / last end / largest work); "
+              "the layer's median task (start: after its wait for the event; and of its latest "
+              "ready / last end / largest work); "
               "work = compute (of it waiting for weights) + epilogue")
-        print(f'  {"":12s} {"ready":>7s} {"(max)":>7s} {"work":>7s} {"(max)":>7s} '
+        print(f'  {"":12s} {"start":>7s} {"ready":>7s} {"(max)":>7s} {"work":>7s} {"(max)":>7s} '
               f'{"compute":>7s} {"wwait":>7s} {"epilog":>7s} {"end":>7s} {"(last)":>7s}')
         for kind, v in ready_split(args.csv).items():
             med = {k: statistics.median(xs) for k, xs in v.items()}
             part = ''.join(f' {med[k]:7.2f}' if k in med else f' {"-":>7s}'
                            for k in ('compute', 'weight_wait', 'epilogue'))
-            print(f'  {kind:12s} {med["ready"]:7.2f} {med["ready_max"]:7.2f} '
+            print(f'  {kind:12s} {med["start"]:7.2f} {med["ready"]:7.2f} {med["ready_max"]:7.2f} '
                   f'{med["work"]:7.2f} {med["work_max"]:7.2f}{part} {med["end"]:7.2f} '
                   f'{med["last"]:7.2f}')
 

@@ -68,6 +68,7 @@ if [ -z "${MEGA_PROFILE_CASES+set}" ]; then
   cases=""
   for b in ${MEGA_PROFILE_BATCHES-1}; do cases="$cases 8b:$b"; done
 fi
+[ -n "${MEGA_TRACE_DIR:-}" ] && mkdir -p "$MEGA_TRACE_DIR"
 for case in $cases; do
   m=${case%%:*} b=${case##*:}
   for j in "${!variants[@]}"; do
