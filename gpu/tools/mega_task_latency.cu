@@ -353,6 +353,7 @@ int main(int argc, char **argv) {
   LinearParams lpA{};
   lpA.in = 9, lpA.normWeight = 10, lpA.w0 = lpA.w1 = lpA.w2 = 11;
   lpA.out = 12, lpA.residual = none, lpA.argmaxKeys = none, lpA.m = 1;
+  lpA.rowSquaresIn = lpA.rowSquaresOut = none;
   lpA.n = nA, lpA.k = kA;
   lpA.tileM = 1, lpA.tileN = 32, lpA.colTiles = nA / 32;
   lpA.seg1 = lpA.seg2 = nA, lpA.eps = 1e-6f;
@@ -370,7 +371,7 @@ int main(int argc, char **argv) {
   LinearParams lpG1{};
   lpG1.in = 17, lpG1.normWeight = 18, lpG1.w0 = 19, lpG1.w1 = 20;
   lpG1.w2 = none, lpG1.out = 21, lpG1.residual = none, lpG1.m = 1;
-  lpG1.argmaxKeys = none;
+  lpG1.argmaxKeys = lpG1.rowSquaresIn = lpG1.rowSquaresOut = none;
   lpG1.n = nG, lpG1.k = kG, lpG1.tileM = 1, lpG1.tileN = nG;
   lpG1.colTiles = 1, lpG1.seg1 = lpG1.seg2 = nG, lpG1.paired = 1;
   lpG1.eps = 1e-6f, lpG1.ringBytes = tawa::mega::linearRingBytes(1);
@@ -383,6 +384,7 @@ int main(int argc, char **argv) {
   LinearParams lpO8{};
   lpO8.in = 24, lpO8.normWeight = none, lpO8.w0 = lpO8.w1 = lpO8.w2 = 25;
   lpO8.out = 26, lpO8.residual = 27, lpO8.argmaxKeys = none, lpO8.m = 1;
+  lpO8.rowSquaresIn = lpO8.rowSquaresOut = none;
   lpO8.n = nO, lpO8.k = kO, lpO8.tileM = 1, lpO8.tileN = nO;
   lpO8.colTiles = 1, lpO8.seg1 = lpO8.seg2 = nO, lpO8.eps = 1e-6f;
   lpO8.ringBytes = tawa::mega::linearRingBytes(1);

@@ -212,6 +212,17 @@ private:
                BufferKind::Scratch);
   }
 
+  /// Batch > 1: the F32 [B] scratch of each row's sum of squares of
+  /// residual-stream tensor `name`, which its producer's epilogues add up
+  /// and the next RMSNorm reads (LinearParams::rowSquaresIn). Batch 1:
+  /// kNoBuffer (its tasks poll their inputs and square them as they land).
+  uint32_t rowSquares(const std::string &name) {
+    if (o.batch <= 1)
+      return kNoBuffer;
+    return add(name + ".row_squares", BufferType::F32, {o.batch},
+               BufferKind::Scratch);
+  }
+
   std::string layerPrefix(int l) const {
     return "model.layers." + std::to_string(l) + ".";
   }
@@ -259,6 +270,7 @@ bool Binder::run() {
 bool Binder::bindLinear(const Operator &op, OpParams &out) {
   LinearParams p{};
   p.normWeight = p.w1 = p.w2 = p.residual = p.argmaxKeys = kNoBuffer;
+  p.rowSquaresIn = p.rowSquaresOut = kNoBuffer;
   if (!intAttr(op, "m", p.m) || !intAttr(op, "n", p.n) ||
       !intAttr(op, "k", p.k) || !intAttr(op, "tile_m", p.tileM) ||
       !intAttr(op, "tile_n", p.tileN))
@@ -282,6 +294,8 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
   if (n == "lm_head") {
     p.in = tensor("x." + std::to_string(c.numLayers));
     p.normWeight = weight("model.norm.weight", {H});
+    if (c.numLayers > 0)
+      p.rowSquaresIn = rowSquares("x." + std::to_string(c.numLayers));
     p.w0 = stagedWeight(c.tieWordEmbeddings ? "model.embed_tokens.weight"
                                             : "lm_head.weight",
                         c.vocabSize, H, "model.norm.weight");
@@ -297,6 +311,9 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
     std::string wp = layerPrefix(l);
     if (what == "qkv") {
       p.in = tensor("x." + std::to_string(l));
+      // x.0 is the embedding's, which adds no squares.
+      if (l > 0)
+        p.rowSquaresIn = rowSquares("x." + std::to_string(l));
       const std::string norm = wp + "input_layernorm.weight";
       p.normWeight = weight(norm, {H});
       p.w0 = stagedWeight(wp + "self_attn.q_proj.weight", nH * D, H, norm);
@@ -310,8 +327,10 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
       p.w0 = stagedWeight(wp + "self_attn.o_proj.weight", H, nH * D);
       p.residual = tensor("x." + std::to_string(l));
       p.out = tensor(lp + "h");
+      p.rowSquaresOut = rowSquares(lp + "h");
     } else if (what == "gate_up") {
       p.in = tensor(lp + "h");
+      p.rowSquaresIn = rowSquares(lp + "h");
       const std::string norm = wp + "post_attention_layernorm.weight";
       p.normWeight = weight(norm, {H});
       p.w0 = stagedWeight(wp + "mlp.gate_proj.weight", I, H, norm);
@@ -323,6 +342,7 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
       p.w0 = stagedWeight(wp + "mlp.down_proj.weight", H, I);
       p.residual = tensor(lp + "h");
       p.out = tensor("x." + std::to_string(l + 1));
+      p.rowSquaresOut = rowSquares("x." + std::to_string(l + 1));
     } else {
       return fail("operator '" + n + "': not a decode-graph linear");
     }
@@ -519,6 +539,9 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
          << "x" << p.tileN << " segments=" << p.seg1 << "," << p.seg2
          << " paired=" << p.paired << " f32=" << p.outF32
          << " ring=" << p.ringBytes;
+      if (p.rowSquaresIn != kNoBuffer || p.rowSquaresOut != kNoBuffer)
+        os << " row_squares=" << name(p.rowSquaresIn) << ","
+           << name(p.rowSquaresOut);
       break;
     }
     case OpKind::DecodeAttention: {

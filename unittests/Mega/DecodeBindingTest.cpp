@@ -164,6 +164,60 @@ TEST(DecodeBinding, FusedQkvReadsThreeWeightsBySegment) {
   EXPECT_EQ(paramsAs<LinearParams>(b.params[i]).argmaxKeys, kNoBuffer);
 }
 
+// Above batch 1 the residual stream's row sums of squares travel from the
+// linears that store it (O, down) to the RMSNorm linears that read it
+// (gate/up, the next q/k/v, the LM head): one f32 scratch per tensor, the
+// same buffer at both ends; layer 0's q/k/v (after the embedding) and every
+// batch-1 linear square their own rows.
+TEST(DecodeBinding, RowSquaresLinkResidualWritersToNorms) {
+  ModelConfig c = loadInputConfig("qwen3-8b.json");
+  for (int batch : {1, 4}) {
+    PlanOptions o;
+    o.batch = batch;
+    o.maxSeq = 1024;
+    TGraph g;
+    DecodeBinding b = bind(c, o, g);
+    auto linear = [&](const std::string &name) {
+      int i = 0;
+      opNamed(g, name, i);
+      return paramsAs<LinearParams>(b.params[i]);
+    };
+    if (batch == 1) {
+      for (size_t i = 0; i < g.ops.size(); ++i)
+        if (g.ops[i].kind == OpKind::RmsNormLinear ||
+            g.ops[i].kind == OpKind::LinearResidual) {
+          auto p = paramsAs<LinearParams>(b.params[i]);
+          EXPECT_EQ(p.rowSquaresIn, kNoBuffer) << g.ops[i].name;
+          EXPECT_EQ(p.rowSquaresOut, kNoBuffer) << g.ops[i].name;
+        }
+      continue;
+    }
+    EXPECT_EQ(linear("l0.qkv").rowSquaresIn, kNoBuffer);
+    for (int l = 0; l < c.numLayers; ++l) {
+      const std::string lp = "l" + std::to_string(l) + ".";
+      const LinearParams o_proj = linear(lp + "o_proj"),
+                         gateUp = linear(lp + "gate_up"),
+                         down = linear(lp + "down");
+      ASSERT_NE(o_proj.rowSquaresOut, kNoBuffer);
+      EXPECT_EQ(o_proj.rowSquaresIn, kNoBuffer);
+      EXPECT_EQ(gateUp.rowSquaresIn, o_proj.rowSquaresOut);
+      EXPECT_EQ(gateUp.rowSquaresOut, kNoBuffer);
+      const BufferDesc &d = b.buffers[o_proj.rowSquaresOut];
+      EXPECT_EQ(d.name, lp + "h.row_squares");
+      EXPECT_EQ(d.kind, BufferKind::Scratch);
+      EXPECT_EQ(d.type, BufferType::F32);
+      EXPECT_EQ(d.shape, std::vector<int64_t>{batch});
+      ASSERT_NE(down.rowSquaresOut, kNoBuffer);
+      EXPECT_EQ(b.buffers[down.rowSquaresOut].name,
+                "x." + std::to_string(l + 1) + ".row_squares");
+      const LinearParams next =
+          l + 1 < c.numLayers ? linear("l" + std::to_string(l + 1) + ".qkv")
+                              : linear("lm_head");
+      EXPECT_EQ(next.rowSquaresIn, down.rowSquaresOut);
+    }
+  }
+}
+
 // The argmax key orders logits as floats compare, then columns from the
 // first: the maximum over a row's tiles decodes to the reference's argmax
 // (torch.argmax: the first of equal maxima), NaN never wins.

@@ -204,6 +204,18 @@ struct LinearParams {
   /// tile's columns, which the argmax task decodes (no task reads all the
   /// logits again); kNoBuffer for the other linears.
   uint32_t argmaxKeys;
+  /// F32 [M] scratch (zero at the step's start): row r's sum of squares of
+  /// `in`, added up by the epilogues of the linear that wrote `in`
+  /// (rowSquaresOut there), so that the RMSNorm's scale reads one float a row
+  /// instead of every tile squaring all M × K inputs again (3.7 µs a tile of
+  /// 16 rows of 4096 after its inputs, run 299). Bound at batch > 1, whose
+  /// tasks wait for their events; kNoBuffer: the tile squares its rows (a
+  /// polled task always does: a poll cannot tell when the sums are whole).
+  uint32_t rowSquaresIn;
+  /// F32 [M] scratch: the epilogue adds the squares of each row's stored
+  /// (bf16) outputs into it: the residual stream that a later RMSNorm reads
+  /// through rowSquaresIn; kNoBuffer: none.
+  uint32_t rowSquaresOut;
   int32_t m, n, k, tileM, tileN, colTiles;
   int32_t seg1, seg2;
   int32_t paired;
@@ -300,15 +312,15 @@ struct alignas(16) OpParams {
 constexpr int kMaxBufferFields = 12;
 TAWA_MEGA_HD constexpr int bufferFieldsOf(TaskKind kind) {
   return kind == TaskKind::Embedding         ? 3
-         : kind == TaskKind::RmsNormLinear   ? 8
-         : kind == TaskKind::LinearResidual  ? 8
+         : kind == TaskKind::RmsNormLinear   ? 10
+         : kind == TaskKind::LinearResidual  ? 10
          : kind == TaskKind::DecodeAttention ? 12
          : kind == TaskKind::AttentionMerge  ? 3
          : kind == TaskKind::Argmax          ? 2
                                              : 0;
 }
 static_assert(offsetof(EmbeddingParams, batch) == 3 * 4, "3 buffer fields");
-static_assert(offsetof(LinearParams, m) == 8 * 4, "8 buffer fields");
+static_assert(offsetof(LinearParams, m) == 10 * 4, "10 buffer fields");
 static_assert(offsetof(DecodeAttentionParams, batch) == 12 * 4,
               "12 buffer fields");
 static_assert(offsetof(AttentionMergeParams, batch) == 3 * 4,

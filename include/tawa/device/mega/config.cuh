@@ -60,6 +60,15 @@
 #define TAWA_MEGA_TRACE_ATTN_PHASE 0
 #endif
 
+/// 1: linears with LinearParams::rowSquaresOut add the squares of the rows
+/// they store into it, and an RMSNorm linear with rowSquaresIn (batch > 1)
+/// reads its rows' sums there instead of squaring its input rows (run 318:
+/// 8B batch 16 -2.0 %, 0.6B batch 16 -1.6 %); 0: every RMSNorm tile squares
+/// its own input rows (what runs up to 317 measured).
+#ifndef TAWA_MEGA_NORM_FROM_SUMS
+#define TAWA_MEGA_NORM_FROM_SUMS 1
+#endif
+
 namespace tawa::device::mega {
 
 /// The bit of TAWA_MEGA_ATTN_GROUPS for `group` q heads per KV head, or -1

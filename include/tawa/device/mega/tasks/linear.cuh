@@ -69,25 +69,32 @@ struct LinearTile {
   /// the sum of up column v (v < cols; gate is acc): the output is
   /// bf16(bf16(silu(bf16(gate))) · bf16(up)), the reference's F.silu(gate) *
   /// up on the bf16 projections.
-  __device__ void store(int r, int v, float acc, float up = 0.f) const {
+  /// Returns the stored value (as float) of an unpaired bf16 output, 0
+  /// otherwise.
+  __device__ float store(int r, int v, float acc, float up = 0.f) const {
     const int b = row0 + r;
     if (p.paired) {
       const float g = roundBf16(acc), u = roundBf16(up);
       const float silu = roundBf16(g / (1.f + expf(-g)));
       bufferAt<bf16>(buffers, p.out)[size_t(b) * p.n + col0 + v] =
           toBf16(silu * u);
-      return;
+      return 0.f;
     }
     const size_t at = size_t(b) * p.n + col0 + v;
     if (p.outF32) {
       bufferAt<float>(buffers, p.out)[at] = f32Output(acc);
-    } else if (p.residual != tawa::mega::kNoBuffer) {
+      return 0.f;
+    }
+    bf16 out;
+    if (p.residual != tawa::mega::kNoBuffer) {
       const bf16 *r = bufferAt<const bf16>(buffers, p.residual) + at;
       const float res = toFloat(poll ? pollBf16(r, *poll) : *r);
-      bufferAt<bf16>(buffers, p.out)[at] = toBf16(roundBf16(acc) + res);
+      out = toBf16(roundBf16(acc) + res);
     } else {
-      bufferAt<bf16>(buffers, p.out)[at] = toBf16(acc);
+      out = toBf16(acc);
     }
+    bufferAt<bf16>(buffers, p.out)[at] = out;
+    return toFloat(out);
   }
 };
 
@@ -524,6 +531,39 @@ __device__ void addRowSquares(int rows, int len, RowFn rowAt, float *partial,
   }
 }
 
+/// The unpaired epilogue of a tile with LinearParams::rowSquaresOut: stores
+/// row r, column v as valueAt(r, v) and adds the squares of each row's
+/// stored values into rowSquares[row] (one reduction a row's run of lanes).
+/// A warp's 32 elements are consecutive: one row's when the tile's columns
+/// are a multiple of 32, aligned runs of `vcols` lanes when they divide 32;
+/// other widths add element by element.
+template <typename ValueFn>
+__device__ void storeAddingRowSquares(const LinearTile &t, float *rowSquares,
+                                      ValueFn valueAt) {
+  const int n = t.rows * t.vcols, lane = threadIdx.x % 32;
+  // Whole warps run every iteration (the shuffles below).
+  for (int i = threadIdx.x; i < ((n + 31) & ~31); i += kTaskThreads) {
+    const int r = i / t.vcols, v = i % t.vcols;
+    float sq = 0.f;
+    if (i < n) {
+      const float out = t.store(r, v, valueAt(r, v));
+      sq = out * out;
+    }
+    if (t.vcols % 32 == 0) {
+      sq = warpSum(sq);
+      if (lane == 0)
+        atomicAdd(rowSquares + t.row0 + r, sq);
+    } else if (32 % t.vcols == 0) {
+      for (int offset = t.vcols / 2; offset > 0; offset /= 2)
+        sq += __shfl_xor_sync(0xffffffffu, sq, offset);
+      if (v == 0 && i < n)
+        atomicAdd(rowSquares + t.row0 + r, sq);
+    } else if (i < n) {
+      atomicAdd(rowSquares + t.row0 + r, sq);
+    }
+  }
+}
+
 /// `prefetched`: linearPrefetch ran for this tile since the previous task
 /// of this kind ended. `poll`: non-null when the worker did not wait for
 /// the tile's event: the input rows and the residual are polled.
@@ -549,6 +589,20 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     accS[i] = 0.f;
   const bf16 *x = bufferAt<const bf16>(buffers, p.in);
   const bool norm = p.normWeight != tawa::mega::kNoBuffer;
+  // The rows' sums of squares from the producer's epilogues (complete: the
+  // task waited for its event) into the rows' scales now, by warps 1 and 2
+  // (warp 0 issues the input copies; holding the sums in registers until
+  // the epilogue made the kernel spill). The pass loop's barriers order
+  // these writes before the epilogue reads them.
+  const bool normFromSums = TAWA_MEGA_NORM_FROM_SUMS && norm && !poll &&
+                            p.rowSquaresIn != tawa::mega::kNoBuffer;
+  static_assert(tawa::mega::kMaxTileRows <= kTaskThreads - 32, "warps 1-");
+  if (normFromSums && threadIdx.x >= 32 && threadIdx.x < 32 + t.rows) {
+    const int r = threadIdx.x - 32;
+    const float squares =
+        __ldcg(bufferAt<const float>(buffers, p.rowSquaresIn) + t.row0 + r);
+    rowScale[r] = rsqrtf(squares / float(p.k) + p.eps);
+  }
   const bool onePass = kc >= p.k;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // Four pieces a lane at once from two rows up (16 rows of 4096: 3.7 ->
@@ -563,7 +617,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   // Sum of squares of each whole row (the reference's RMS, in float). From
   // the staged rows below with one pass or polled rows (pass by pass);
   // otherwise from global memory here.
-  if (norm && !onePass && !poll)
+  if (norm && !onePass && !poll && !normFromSums)
     rowSquares(
         p.k, [&](int r) { return x + size_t(t.row0 + r) * p.k; }, false);
   // Phases of this warp's ring barriers and of the input barrier, carried
@@ -604,7 +658,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
     TAWA_MEGA_TASK_STAMP(1);
     // The norm's weights are folded into the staged weights; its 1 / RMS
     // scales the sums at the end (read only after the passes).
-    if (norm && (onePass || poll))
+    if (norm && (onePass || poll) && !normFromSums)
       rowSquares(
           klen, [&](int r) { return xs + r * ldx; }, pass > 0);
     TAWA_MEGA_TASK_STAMP(2);
@@ -642,7 +696,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   auto scaleOf = [&](float squares) {
     return rsqrtf(squares / float(p.k) + p.eps);
   };
-  if (norm && t.rows > 1) {
+  if (norm && t.rows > 1 && !normFromSums) {
     const int parts = rowSquareParts(t.rows);
     for (int r = threadIdx.x; r < t.rows; r += kTaskThreads) {
       float squares = 0.f;
@@ -655,7 +709,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   auto scaleOfRow = [&](int r) {
     if (!norm)
       return 1.f;
-    if (t.rows > 1)
+    if (t.rows > 1 || normFromSums)
       return rowScale[r];
     float squares = 0.f; // one row: rowSquareParts(1) == kTaskWarps parts
 #pragma unroll
@@ -668,7 +722,9 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   auto value = [&](int r, int v, float scale) {
     return sum(r * t.vcols + v) * scale;
   };
-  if (t.rows == 1) {
+  const bool sumsOut =
+      TAWA_MEGA_NORM_FROM_SUMS && p.rowSquaresOut != tawa::mega::kNoBuffer;
+  if (t.rows == 1 && !sumsOut) {
     // One row (batch 1): thread v stores column v, no index division.
     const float scale = scaleOfRow(0);
     for (int v = threadIdx.x; v < t.cols; v += kTaskThreads) {
@@ -683,6 +739,10 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       const float scale = scaleOfRow(r);
       t.store(r, v, value(r, v, scale), value(r, t.cols + v, scale));
     }
+  } else if (sumsOut) {
+    storeAddingRowSquares(
+        t, bufferAt<float>(buffers, p.rowSquaresOut),
+        [&](int r, int v) { return value(r, v, scaleOfRow(r)); });
   } else {
     for (int i = threadIdx.x; i < t.rows * t.vcols; i += kTaskThreads) {
       const int r = i / t.vcols, v = i % t.vcols;
