@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "copy_rounds.cuh"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tma.cuh"
@@ -35,12 +36,6 @@ enum Mode { kSame, kRotated, kPieces, kDistinct, kModes };
 const char *const kModeNames[kModes] = {"same", "rotated", "pieces",
                                         "distinct"};
 
-__device__ __forceinline__ uint64_t timerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void __launch_bounds__(kThreads, 1)
     copyKernel(const uint8_t *src, int rows, uint32_t rowBytes, int mode,
                unsigned *arrived, unsigned long long *out) {
@@ -55,10 +50,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint8_t *from = src + (mode == kDistinct ? blockIdx.x * bytes : 0);
   for (int r = 0; r < kRounds; ++r) {
     if (threadIdx.x == 0) {
-      atomicAdd(arrived, 1u);
-      const unsigned want = (r + 1) * gridDim.x;
-      while (*static_cast<volatile unsigned *>(arrived) < want) {
-      }
+      waitForRound(arrived, r);
       start = timerNs();
       mbarrierArriveExpectTx(&bar, uint32_t(bytes));
       if (mode == kPieces) {
@@ -94,14 +86,8 @@ int main() {
   uint8_t *src;
   unsigned *arrived;
   unsigned long long *out;
-  if (cudaMalloc(&src, region) != cudaSuccess ||
-      cudaMalloc(&arrived, sizeof(unsigned)) != cudaSuccess ||
-      cudaMalloc(&out, 2 * sizeof(unsigned long long) * kRounds * sms) !=
-          cudaSuccess) {
-    std::fprintf(stderr, "cudaMalloc failed\n");
+  if (!allocRounds(&src, region, 1, &arrived, &out, 2 * size_t(kRounds) * sms))
     return 1;
-  }
-  cudaMemset(src, 1, region);
   cudaFuncSetAttribute(copyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        kSmemBytes);
   std::printf("%d SMs; rows of %u B bulk-copied by thread 0 of each CTA, from "

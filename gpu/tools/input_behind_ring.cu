@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "copy_rounds.cuh"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tma.cuh"
@@ -35,12 +36,6 @@ constexpr int kSmemBytes = kRingMax + kInputMax;
 constexpr uint32_t kCopyBytes = 16384;
 constexpr int kRows = 16;
 constexpr int kRounds = 40, kWarmup = 8;
-
-__device__ __forceinline__ uint64_t timerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ void cpAsync16(void *dst, const void *src) {
   asm volatile(
@@ -81,10 +76,7 @@ __global__ void __launch_bounds__(kThreads, 1) behindKernel(Args a) {
   const uint32_t inBytes = kRows * a.rowBytes;
   for (int r = 0; r < kRounds; ++r) {
     if (threadIdx.x == 0) {
-      atomicAdd(a.arrived, 1u);
-      const unsigned want = (r + 1) * gridDim.x;
-      while (*static_cast<volatile unsigned *>(a.arrived) < want) {
-      }
+      waitForRound(a.arrived, r);
       if (a.ring) {
         mbarrierArriveExpectTx(&ringBar, a.ring);
         const size_t at =
@@ -127,15 +119,10 @@ int main() {
   uint8_t *weights, *rows;
   unsigned *arrived;
   unsigned long long *out;
-  if (cudaMalloc(&weights, weightBytes) != cudaSuccess ||
-      cudaMalloc(&rows, kInputMax) != cudaSuccess ||
-      cudaMalloc(&arrived, sizeof(unsigned)) != cudaSuccess ||
-      cudaMalloc(&out, sizeof(unsigned long long) * kRounds * kWorkers) !=
-          cudaSuccess) {
-    std::fprintf(stderr, "cudaMalloc failed\n");
+  if (!allocRounds(&weights, weightBytes, 1, &arrived, &out,
+                   size_t(kRounds) * kWorkers) ||
+      cudaMalloc(&rows, kInputMax) != cudaSuccess)
     return 1;
-  }
-  cudaMemset(weights, 1, weightBytes);
   cudaMemset(rows, 2, kInputMax);
   cudaFuncSetAttribute(behindKernel,
                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);

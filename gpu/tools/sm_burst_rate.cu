@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "copy_rounds.cuh"
 #include "tawa/device/mbarrier.cuh"
 #include "tawa/device/sync.cuh"
 #include "tawa/device/tma.cuh"
@@ -27,12 +28,6 @@ constexpr int kThreads = 128, kWarps = kThreads / 32;
 constexpr uint32_t kCopyBytes = 16384;
 constexpr int kSmemBytes = 200 * 1024; // one CTA per SM
 constexpr int kRounds = 24, kWarmup = 4;
-
-__device__ __forceinline__ uint64_t timerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void __launch_bounds__(kThreads, 1)
     burstKernel(const uint8_t *src, size_t regionBytes, uint32_t bytes,
@@ -50,10 +45,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int r = 0; r < kRounds; ++r) {
     // Every CTA of the grid starts the round together.
     if (threadIdx.x == 0) {
-      atomicAdd(arrived, 1u);
-      const unsigned want = (r + 1) * gridDim.x;
-      while (*static_cast<volatile unsigned *>(arrived) < want) {
-      }
+      waitForRound(arrived, r);
       start = timerNs();
     }
     __syncthreads();
@@ -83,14 +75,8 @@ int main() {
   uint8_t *src;
   unsigned *arrived;
   unsigned long long *out;
-  if (cudaMalloc(&src, region) != cudaSuccess ||
-      cudaMalloc(&arrived, sizeof(unsigned)) != cudaSuccess ||
-      cudaMalloc(&out, 2 * sizeof(unsigned long long) * kRounds * sms) !=
-          cudaSuccess) {
-    std::fprintf(stderr, "cudaMalloc failed\n");
+  if (!allocRounds(&src, region, 1, &arrived, &out, 2 * size_t(kRounds) * sms))
     return 1;
-  }
-  cudaMemset(src, 1, region);
   cudaFuncSetAttribute(burstKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        kSmemBytes);
   std::printf("%d SMs; bursts of 16 KB bulk copies from DRAM, 4 warps a CTA, "
