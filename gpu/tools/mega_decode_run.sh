@@ -37,8 +37,8 @@ for flags, path in zip(sets, m.build_libraries(sets)):
     print('library', ' '.join(flags) or '(every variant)', path)
 print(f'{time.time() - t:.1f} s')" 2>&1 || { echo "BUILD FAILED"; exit 1; }
 if [ "${MEGA_ONLY:-}" != bench ]; then
-  echo "== device primitives: mma.sync m16n8k16, bulk copy, polled activations (gpu/tests/test_mma.cu, test_bulk_copy.cu, test_mega_poll.cu)"
-  for t in test_mma test_bulk_copy test_mega_poll; do
+  echo "== device primitives: mma.sync m16n8k16, bulk copy, polled activations, the row-squares epilogue (gpu/tests/test_mma.cu, test_bulk_copy.cu, test_mega_poll.cu, test_mega_row_squares.cu)"
+  for t in test_mma test_bulk_copy test_mega_poll test_mega_row_squares; do
     nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I"$root/include" \
       -o "$out/$t" "$root/gpu/tests/$t.cu" -lcuda && "$out/$t" || status=1
     rm -f "$out/$t"
