@@ -596,12 +596,15 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   // these writes before the epilogue reads them.
   const bool normFromSums = TAWA_MEGA_NORM_FROM_SUMS && norm && !poll &&
                             p.rowSquaresIn != tawa::mega::kNoBuffer;
+  // 1 / RMS of a row from its sum of squares (the reference's float RMS).
+  auto scaleOf = [&](float squares) {
+    return rsqrtf(squares / float(p.k) + p.eps);
+  };
   static_assert(tawa::mega::kMaxTileRows <= kTaskThreads - 32, "warps 1-");
   if (normFromSums && threadIdx.x >= 32 && threadIdx.x < 32 + t.rows) {
     const int r = threadIdx.x - 32;
-    const float squares =
-        __ldcg(bufferAt<const float>(buffers, p.rowSquaresIn) + t.row0 + r);
-    rowScale[r] = rsqrtf(squares / float(p.k) + p.eps);
+    rowScale[r] = scaleOf(
+        __ldcg(bufferAt<const float>(buffers, p.rowSquaresIn) + t.row0 + r));
   }
   const bool onePass = kc >= p.k;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -693,9 +696,6 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   // One row: every thread computes it from the parts (complete: the barrier
   // above), instead of one thread into shared memory and a CTA barrier
   // after it. More rows: thread r computes row r's once.
-  auto scaleOf = [&](float squares) {
-    return rsqrtf(squares / float(p.k) + p.eps);
-  };
   if (norm && t.rows > 1 && !normFromSums) {
     const int parts = rowSquareParts(t.rows);
     for (int r = threadIdx.x; r < t.rows; r += kTaskThreads) {
