@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int r = 0; r < kRounds; ++r) {
     if (threadIdx.x == 0) {
       waitForRound(arrived, r);
-      start = timerNs();
+      start = globalTimerNs();
       mbarrierArriveExpectTx(&bar, uint32_t(bytes));
       if (mode == kPieces) {
         const int n = int(bytes / kPieceBytes);
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     if (threadIdx.x == 0) {
       out[2 * (size_t(r) * gridDim.x + blockIdx.x)] = start;
-      out[2 * (size_t(r) * gridDim.x + blockIdx.x) + 1] = timerNs();
+      out[2 * (size_t(r) * gridDim.x + blockIdx.x) + 1] = globalTimerNs();
     }
   }
 }

@@ -1,18 +1,16 @@
 // What the copy micro-benchmarks (sm_burst_rate.cu, broadcast_copy_rate.cu,
 // input_behind_ring.cu) share: rounds that every CTA of the grid starts
-// together, a GPU-wide timer, and their buffers.
+// together, the GPU-wide timer (the mega-kernel's trace clock), and their
+// buffers.
 #pragma once
+#include "tawa/device/mega/sync.cuh"
+
 #include <cstdint>
 #include <cstdio>
 
 #include <cuda_runtime.h>
 
-/// Nanoseconds of the GPU-wide timer (comparable across SMs).
-__device__ __forceinline__ uint64_t timerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+using tawa::device::mega::globalTimerNs;
 
 /// Thread 0 of each CTA: returns once every CTA of the grid has reached round
 /// `r` (`arrived` zero before the launch).

@@ -85,10 +85,10 @@ __global__ void __launch_bounds__(kThreads, 1) behindKernel(Args a) {
           bulkLoad(ring + c, a.weights + at + c, min(kCopyBytes, a.ring - c),
                    &ringBar, policy);
       }
-      const uint64_t until = timerNs() + a.delayNs;
-      while (timerNs() < until) {
+      const uint64_t until = globalTimerNs() + a.delayNs;
+      while (globalTimerNs() < until) {
       }
-      issued = timerNs();
+      issued = globalTimerNs();
     }
     __syncthreads();
     if (a.cpAsync) {
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, 1) behindKernel(Args a) {
       mbarrierWait(&bulkBar, r & 1);
     }
     if (threadIdx.x == 0) {
-      a.out[size_t(r) * gridDim.x + blockIdx.x] = timerNs() - issued;
+      a.out[size_t(r) * gridDim.x + blockIdx.x] = globalTimerNs() - issued;
       if (a.ring)
         mbarrierWait(&ringBar, r & 1);
     }

@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Every CTA of the grid starts the round together.
     if (threadIdx.x == 0) {
       waitForRound(arrived, r);
-      start = timerNs();
+      start = globalTimerNs();
     }
     __syncthreads();
     if (lane == 0) {
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     mbarrierWait(&bars[warp], r & 1);
     __syncthreads();
     if (threadIdx.x == 0) {
-      const uint64_t end = timerNs();
+      const uint64_t end = globalTimerNs();
       out[2 * (size_t(r) * gridDim.x + blockIdx.x)] = start;
       out[2 * (size_t(r) * gridDim.x + blockIdx.x) + 1] = end;
     }
