@@ -69,6 +69,18 @@
 #define TAWA_MEGA_NORM_FROM_SUMS 1
 #endif
 
+/// 1: an attention task's prefetch (decodeAttentionPrefetch) issues only its
+/// first cache block, and the task issues the second once its q/k/v row is
+/// in: behind both blocks' 128 KB the row lands later (batch 16: 0.6B
+/// -1.8 %, 8B -0.5 %, batch 1 unchanged; run 321). 2: both blocks
+/// prefetched.
+#ifndef TAWA_MEGA_ATTN_PREFETCH_BLOCKS
+#define TAWA_MEGA_ATTN_PREFETCH_BLOCKS 1
+#endif
+#if TAWA_MEGA_ATTN_PREFETCH_BLOCKS != 1 && TAWA_MEGA_ATTN_PREFETCH_BLOCKS != 2
+#error "TAWA_MEGA_ATTN_PREFETCH_BLOCKS is 1 or 2 (the two cache-block buffers)"
+#endif
+
 namespace tawa::device::mega {
 
 /// The bit of TAWA_MEGA_ATTN_GROUPS for `group` q heads per KV head, or -1

@@ -328,11 +328,11 @@ template <int G> struct AttnChunk {
     }
   }
 
-  /// Warp 0: the copies of the first two blocks, which read only the
-  /// cache rows of earlier steps.
-  __device__ void issueFirst(TaskBarriers &tb) const {
+  /// Warp 0: the copies of the first `count` blocks (at most two, the
+  /// buffers), which read only the cache rows of earlier steps.
+  __device__ void issueFirst(TaskBarriers &tb, int count = 2) const {
 #pragma unroll 1
-    for (int j = 0; j < min(blocks, 2); ++j)
+    for (int j = 0; j < min(blocks, count); ++j)
       issue(j, tb);
   }
 };
@@ -627,6 +627,12 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
       accO[mt][e] = 0.f;
   __syncthreads();
   markTaskReady(); // q, k and v are in (normalized and rotated)
+  // The second block, when the prefetch left it for after the q/k/v row
+  // (TAWA_MEGA_ATTN_PREFETCH_BLOCKS = 1: the row no longer lands behind
+  // both blocks).
+  if (TAWA_MEGA_ATTN_PREFETCH_BLOCKS < 2 && prefetched && c.blocks > 1 &&
+      warp == 0)
+    c.issue(1, tb);
   TAWA_MEGA_TASK_STAMP(2);
   // Tensor cores: lane (g, t)'s B operand of the scores, q head g (zero past
   // the group) at dims 32 c + 8 t + [0, 8) as bf16 (the K permutation of
@@ -989,7 +995,7 @@ __device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
   if (threadIdx.x < 32)
     withGroup(p.group, [&](auto g) {
       AttnChunk<decltype(g)::value>(p, buffers, tile, lt.pos)
-          .issueFirst(taskBarriers());
+          .issueFirst(taskBarriers(), TAWA_MEGA_ATTN_PREFETCH_BLOCKS);
     });
   return true;
 }
