@@ -69,16 +69,15 @@
 #define TAWA_MEGA_NORM_FROM_SUMS 1
 #endif
 
-/// 1: an attention task's prefetch (decodeAttentionPrefetch) issues only its
-/// first cache block, and the task issues the second once its q/k/v row is
-/// in: behind both blocks' 128 KB the row lands later (batch 16: 0.6B
-/// -1.8 %, 8B -0.5 %, batch 1 unchanged; run 321). 2: both blocks
-/// prefetched.
-#ifndef TAWA_MEGA_ATTN_PREFETCH_BLOCKS
-#define TAWA_MEGA_ATTN_PREFETCH_BLOCKS 1
-#endif
-#if TAWA_MEGA_ATTN_PREFETCH_BLOCKS != 1 && TAWA_MEGA_ATTN_PREFETCH_BLOCKS != 2
-#error "TAWA_MEGA_ATTN_PREFETCH_BLOCKS is 1 or 2 (the two cache-block buffers)"
+/// An attention task whose chunk has at most this many cache blocks has
+/// only its first block prefetched (decodeAttentionPrefetch), and issues
+/// the second once its q/k/v row is in: behind both blocks' 128 KB the row
+/// lands later, which short tasks feel (8B batch 16 at context 512, chunks
+/// of two blocks: -0.5 %, 0.6B -1.8 %; run 321), while longer ones lose the
+/// second block's head start (8B batch 16 at context 4096, chunks of 16
+/// blocks: +1.2 % with one block; run 325). 0: always two blocks.
+#ifndef TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO
+#define TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO 4
 #endif
 
 namespace tawa::device::mega {

@@ -328,6 +328,11 @@ template <int G> struct AttnChunk {
     }
   }
 
+  /// Blocks the prefetch issues (TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO).
+  __device__ int prefetchBlocks() const {
+    return blocks <= TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO ? 1 : 2;
+  }
+
   /// Warp 0: the copies of the first `count` blocks (at most two, the
   /// buffers), which read only the cache rows of earlier steps.
   __device__ void issueFirst(TaskBarriers &tb, int count = 2) const {
@@ -628,10 +633,9 @@ __device__ void decodeAttentionGroup(const DecodeAttentionParams &p,
   __syncthreads();
   markTaskReady(); // q, k and v are in (normalized and rotated)
   // The second block, when the prefetch left it for after the q/k/v row
-  // (TAWA_MEGA_ATTN_PREFETCH_BLOCKS = 1: the row no longer lands behind
-  // both blocks).
-  if (TAWA_MEGA_ATTN_PREFETCH_BLOCKS < 2 && prefetched && c.blocks > 1 &&
-      warp == 0)
+  // (TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO: the row no longer lands behind both
+  // blocks).
+  if (prefetched && c.blocks > 1 && c.prefetchBlocks() < 2 && warp == 0)
     c.issue(1, tb);
   TAWA_MEGA_TASK_STAMP(2);
   // Tensor cores: lane (g, t)'s B operand of the scores, q head g (zero past
@@ -994,8 +998,8 @@ __device__ inline bool decodeAttentionPrefetch(const DecodeAttentionParams &p,
   fillAttnLaneTable(p, buffers, tile, lt);
   if (threadIdx.x < 32)
     withGroup(p.group, [&](auto g) {
-      AttnChunk<decltype(g)::value>(p, buffers, tile, lt.pos)
-          .issueFirst(taskBarriers(), TAWA_MEGA_ATTN_PREFETCH_BLOCKS);
+      const AttnChunk<decltype(g)::value> c(p, buffers, tile, lt.pos);
+      c.issueFirst(taskBarriers(), c.prefetchBlocks());
     });
   return true;
 }
