@@ -37,13 +37,19 @@ tools=${MEGA_SANITIZE_TOOLS:-memcheck racecheck synccheck}
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layers']=2; json.dump(c, open(sys.argv[2],'w'))" \
   "$root/test/Mega/Inputs/qwen3-0.6b.json" "$bin/qwen3-0.6b-l2.json"
 cp "$root"/test/Mega/Inputs/{llama-tiny,qwen3-tiny}.json "$bin/"
+# qwen3-tiny with an intermediate size of 8192: at batch 16 its down
+# projection stages K in four passes through two input buffers (the linear
+# task's pipelined passes).
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['intermediate_size']=8192; json.dump(c, open(sys.argv[2],'w'))" \
+  "$root/test/Mega/Inputs/qwen3-tiny.json" "$bin/qwen3-tiny-wide.json"
 # Plans whose attention has no more tasks than the 128 workers have no JIT
 # task: attention's cache copies are issued before its inputs are ready (the
 # prefetch path). The tiny models (2 KV heads, 16 chunks of 64) at batch 1-3
 # and qwen3-0.6b-l2 (head dim 128: attention on the tensor cores) at batch 1
 # are such plans; qwen3-0.6b-l2 at batch 3 (3 rows x 8 KV heads x 6 chunks =
-# 144 tasks) is hybrid, attention and merge just in time.
-cases=${MEGA_SANITIZE_CASES:-llama-tiny:2 qwen3-tiny:1 qwen3-tiny:3 qwen3-0.6b-l2:1 qwen3-0.6b-l2:3}
+# 144 tasks) is hybrid, attention and merge just in time. qwen3-tiny-wide
+# at batch 16: a linear in several K passes.
+cases=${MEGA_SANITIZE_CASES:-llama-tiny:2 qwen3-tiny:1 qwen3-tiny:3 qwen3-0.6b-l2:1 qwen3-0.6b-l2:3 qwen3-tiny-wide:16}
 sanitizer=/usr/local/cuda/bin/compute-sanitizer
 label=${MEGA_SANITIZE_LABEL:+$MEGA_SANITIZE_LABEL: }
 for tool in $tools; do

@@ -72,10 +72,12 @@
 /// An attention task whose chunk has at most this many cache blocks has
 /// only its first block prefetched (decodeAttentionPrefetch), and issues
 /// the second once its q/k/v row is in: behind both blocks' 128 KB the row
-/// lands later, which short tasks feel (8B batch 16 at context 512, chunks
-/// of two blocks: -0.5 %, 0.6B -1.8 %; run 321), while longer ones lose the
+/// lands later, which short tasks feel (batch 16 at context 512, chunks of
+/// two blocks: 8B -0.5 %, 0.6B -1.8 %; run 321), while long ones lose the
 /// second block's head start (8B batch 16 at context 4096, chunks of 16
-/// blocks: +1.2 % with one block; run 325). 0: always two blocks.
+/// blocks: +1.2 % with one block, run 325; two builds that behave the same
+/// there differed by 2 %, run 326, so these are near the layout spread).
+/// 0: always two blocks.
 #ifndef TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO
 #define TAWA_MEGA_ATTN_PREFETCH_ONE_UPTO 4
 #endif
