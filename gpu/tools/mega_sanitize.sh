@@ -38,8 +38,8 @@ python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layer
   "$root/test/Mega/Inputs/qwen3-0.6b.json" "$bin/qwen3-0.6b-l2.json"
 cp "$root"/test/Mega/Inputs/{llama-tiny,qwen3-tiny}.json "$bin/"
 # qwen3-tiny with an intermediate size of 8192: at batch 16 its down
-# projection stages K in four passes through two input buffers (the linear
-# task's pipelined passes).
+# projection stages K in two passes (16 input rows of 8192 do not fit
+# below the weight ring at once).
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['intermediate_size']=8192; json.dump(c, open(sys.argv[2],'w'))" \
   "$root/test/Mega/Inputs/qwen3-tiny.json" "$bin/qwen3-tiny-wide.json"
 # Plans whose attention has no more tasks than the 128 workers have no JIT
