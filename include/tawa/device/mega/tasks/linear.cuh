@@ -629,10 +629,10 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   uint32_t parity = tb.ringPhase[warp];
   const uint32_t inPhase0 = tb.inputPhase;
   const WeightPieces pieces = tawa::mega::weightPieces(p.k);
+  PassPlan pp(pieces, 0, kc, p.k, t.vcols, slotBytes);
   int pass = 0;
-  for (int j0 = 0; j0 < pieces.count; ++pass) {
-    const PassPlan pp(pieces, j0, kc, p.k, t.vcols, slotBytes);
-    j0 = pp.j1;
+  for (;; ++pass) {
+    const bool last = pp.j1 >= pieces.count;
     const int k0 = pp.k0, klen = pp.klen;
     // Row scales, barriers and the accumulator are ready; the previous
     // pass's input rows are consumed.
@@ -673,6 +673,9 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
       linearStream<4, 2>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
     else
       linearStream<8, 1>(t, pp, xs, ldx, accS, ring, slotBytes, bars, parity);
+    if (last)
+      break;
+    pp = PassPlan(pieces, pp.j1, kc, p.k, t.vcols, slotBytes);
   }
   __syncthreads();
   markTaskComputed();
@@ -777,7 +780,7 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   if (lane == 0)
     tb.ringPhase[warp] = parity;
   if (threadIdx.x == 0)
-    tb.inputPhase = poll ? inPhase0 : (inPhase0 + pass) & 1;
+    tb.inputPhase = poll ? inPhase0 : (inPhase0 + pass + 1) & 1;
 }
 
 } // namespace tawa::device::mega
