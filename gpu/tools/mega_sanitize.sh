@@ -33,15 +33,19 @@ if [ ! -x "$bin/test_mega_decode_sanitize" ]; then
 fi
 tools=${MEGA_SANITIZE_TOOLS:-memcheck racecheck synccheck}
 [ "$tools" = none ] && exit 0
+# derive_config NAME KEY VALUE OUT: test/Mega/Inputs/NAME.json with KEY set
+# to the integer VALUE, as $bin/OUT.json.
+derive_config() {
+  python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c[sys.argv[2]]=int(sys.argv[3]); json.dump(c, open(sys.argv[4],'w'))" \
+    "$root/test/Mega/Inputs/$1.json" "$2" "$3" "$bin/$4.json"
+}
 # The Qwen3-0.6B shape with 2 layers (the sanitizer case).
-python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layers']=2; json.dump(c, open(sys.argv[2],'w'))" \
-  "$root/test/Mega/Inputs/qwen3-0.6b.json" "$bin/qwen3-0.6b-l2.json"
+derive_config qwen3-0.6b num_hidden_layers 2 qwen3-0.6b-l2
 cp "$root"/test/Mega/Inputs/{llama-tiny,qwen3-tiny}.json "$bin/"
 # qwen3-tiny with an intermediate size of 8192: at batch 16 its down
 # projection stages K in two passes (16 input rows of 8192 do not fit
 # below the weight ring at once).
-python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['intermediate_size']=8192; json.dump(c, open(sys.argv[2],'w'))" \
-  "$root/test/Mega/Inputs/qwen3-tiny.json" "$bin/qwen3-tiny-wide.json"
+derive_config qwen3-tiny intermediate_size 8192 qwen3-tiny-wide
 # Plans whose attention has no more tasks than the 128 workers have no JIT
 # task: attention's cache copies are issued before its inputs are ready (the
 # prefetch path). The tiny models (2 KV heads, 16 chunks of 64) at batch 1-3
