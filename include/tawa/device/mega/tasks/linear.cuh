@@ -629,6 +629,8 @@ __device__ inline void linearTask(const LinearParams &p, void *const *buffers,
   uint32_t parity = tb.ringPhase[warp];
   const uint32_t inPhase0 = tb.inputPhase;
   const WeightPieces pieces = tawa::mega::weightPieces(p.k);
+  // One plan, stepped at each pass's end: a const plan built at each pass's
+  // top made ptxas spill 8-12 bytes in the kernel's dispatch and wait loops.
   PassPlan pp(pieces, 0, kc, p.k, t.vcols, slotBytes);
   int pass = 0;
   for (;; ++pass) {
