@@ -391,6 +391,8 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     if (!intAttr(op, "tile_n", p.tileN))
       return false;
     p.colTiles = (p.hidden + p.tileN - 1) / p.tileN;
+    // The graph's row tiles (DecodeGraph.cpp: min(batch, rowTile) rows).
+    p.tileM = static_cast<int32_t>(std::min<int64_t>(o.batch, o.rowTile));
     out = pack(p);
     return p.out != kNoBuffer;
   }
@@ -420,9 +422,10 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     p.group = static_cast<int32_t>(nH / nKV);
     p.headDim = static_cast<int32_t>(D);
     p.maxSeq = static_cast<int32_t>(o.maxSeq);
-    // Below the plan's weight ring (every linear tile has min(B, 64) rows).
+    // Below the plan's weight ring (every linear tile has min(B, row tile)
+    // rows).
     p.lowSmemBytes = taskLowSmemBytes(linearRingBytes(
-        static_cast<int32_t>(std::min<int64_t>(o.batch, kMaxTileRows))));
+        static_cast<int32_t>(std::min<int64_t>(o.batch, o.rowTile))));
     if (!intAttr(op, "chunks", p.chunks) || !intAttr(op, "chunk", p.chunkLen))
       return false;
     p.out = p.partOut = p.partLse = p.counters = kNoBuffer;
@@ -521,6 +524,8 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       auto p = paramsAs<EmbeddingParams>(raw);
       os << " tokens=" << name(p.tokens) << " table=" << name(p.table)
          << " out=" << name(p.out) << " tile_n=" << p.tileN;
+      if (p.tileM < p.batch) // several row tiles
+        os << " tile_m=" << p.tileM;
       break;
     }
     case OpKind::RmsNormLinear:

@@ -85,7 +85,7 @@ private:
   int64_t linearTiles(int opId, int in, int64_t k, int64_t columns,
                       WriteFn writeBox, ExtraFn extraReads,
                       int64_t weightRows = 1) {
-    int64_t rowTiles = ceilDiv(o.batch, kRowTile);
+    int64_t rowTiles = ceilDiv(o.batch, o.rowTile);
     int sms = o.sms;
     if (o.batch == 1 && o.alternateTileBytes > 0 && o.sms >= 2) {
       const int64_t half =
@@ -101,11 +101,11 @@ private:
                        {{"m", num(o.batch)},
                         {"n", num(columns)},
                         {"k", num(k)},
-                        {"tile_m", num(std::min(o.batch, kRowTile))},
+                        {"tile_m", num(std::min(o.batch, o.rowTile))},
                         {"tile_n", num(width)}});
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t nt = 0; nt < colTiles; ++nt) {
-        Interval rows{mt * kRowTile, std::min(o.batch, (mt + 1) * kRowTile)};
+        Interval rows{mt * o.rowTile, std::min(o.batch, (mt + 1) * o.rowTile)};
         Interval cols{nt * width, std::min(columns, (nt + 1) * width)};
         std::vector<Region> reads{box(in, {rows, {0, k}})};
         for (Region &r : extraReads(rows, cols))
@@ -129,13 +129,13 @@ TGraph Builder::build() {
   {
     int embed = op("embed", OpKind::Embedding, -1,
                    {{"vocab", num(V)}, {"hidden", num(H)}});
-    int64_t rowTiles = ceilDiv(B, kRowTile);
+    int64_t rowTiles = ceilDiv(B, o.rowTile);
     int64_t width = chooseTileWidth(H, rowTiles, o.sms);
     g.ops[embed].attrs.push_back({"tile_n", num(width)});
     int64_t colTiles = ceilDiv(H, width);
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t nt = 0; nt < colTiles; ++nt) {
-        Interval rows{mt * kRowTile, std::min(B, (mt + 1) * kRowTile)};
+        Interval rows{mt * o.rowTile, std::min(B, (mt + 1) * o.rowTile)};
         Interval cols{nt * width, std::min(H, (nt + 1) * width)};
         task(embed, mt * colTiles + nt, {box(tokens, {rows, {0, 1}})},
              {box(x, {rows, cols})});
@@ -348,6 +348,11 @@ bool checkPlanOptions(const PlanOptions &options, std::string &error) {
   }
   if (options.sms < 1 || options.sms > 1024) {
     error = "sms must be in [1, 1024], got " + std::to_string(options.sms);
+    return false;
+  }
+  if (options.rowTile < 1 || options.rowTile > kRowTile) {
+    error = "row-tile must be in [1, " + std::to_string(kRowTile) + "], got " +
+            std::to_string(options.rowTile);
     return false;
   }
   return true;

@@ -81,6 +81,10 @@ Options:
                        weights each gets sms / 2 tiles, so that consecutive
                        operators run on alternate halves of the workers
                        (default 262144; 0: every linear fills the SMs)
+  --row-tile R         rows of a linear tile, 1..64 (default 64): a wider
+                       batch is split into row tiles, each streaming its
+                       columns' weights (tiles of at most 8 rows get the
+                       136 KB weight ring, wider ones 72 KB)
   --print-after-all    print the graph after building it and after each pass
   --print-after=PASS   print the graph after PASS ('build' for the built
                        graph); a comma-separated list or repeated
@@ -122,7 +126,7 @@ Options:
   --no-order-check     check values only, not the start order (to test the
                        data check)
   --batch, --max-seq, --sms, --no-prune, --separate-merge,
-  --alternate-tile-bytes
+  --alternate-tile-bytes, --row-tile
                        as for 'tawa-mega plan'
 )";
 
@@ -143,7 +147,7 @@ Options:
   --dump               print every event, task and queue instead of the summary
   -o FILE              write the packed tables to FILE
   --batch, --max-seq, --sms, --no-prune, --separate-merge,
-  --alternate-tile-bytes
+  --alternate-tile-bytes, --row-tile
                        as for 'tawa-mega plan'
 )";
 
@@ -170,8 +174,8 @@ Options:
                        is a contiguous cache)
   --kv-pages N         pages in each cache pool, 0..1073741824 (default 0:
                        batch x ceil(S / P), every row at S)
-  --batch, --max-seq, --sms, --separate-merge, --alternate-tile-bytes
-                       as for 'tawa-mega plan'
+  --batch, --max-seq, --sms, --separate-merge, --alternate-tile-bytes,
+  --row-tile           as for 'tawa-mega plan'
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -315,6 +319,8 @@ bool takePlanOption(const std::string &name, const std::string &value,
     req.options.separateMerge = true;
   else if (name == "--alternate-tile-bytes")
     req.options.alternateTileBytes = parseInt(name, value, 0, int64_t(1) << 40);
+  else if (name == "--row-tile")
+    req.options.rowTile = parseInt(name, value, 1, kRowTile);
   else
     return false;
   return true;
@@ -336,7 +342,7 @@ int planCommand(int argc, char **argv) {
   Args args = parseArgs(
       argc, argv, 2,
       {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
-       "--print-after", "-o"},
+       "--row-tile", "--print-after", "-o"},
       {"--no-prune", "--separate-merge", "--print-after-all", "--stats"});
   if (args.help) {
     std::cout << kPlanUsage;
@@ -442,7 +448,7 @@ int simulateCommand(int argc, char **argv) {
   Args args = parseArgs(
       argc, argv, 2,
       {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
-       "--orders", "--seed", "--workers", "--mode"},
+       "--row-tile", "--orders", "--seed", "--workers", "--mode"},
       {"--no-prune", "--separate-merge", "--all-stages", "--no-order-check"});
   if (args.help) {
     std::cout << kSimulateUsage;
@@ -545,7 +551,7 @@ int lowerCommand(int argc, char **argv) {
   Args args =
       parseArgs(argc, argv, 2,
                 {"--model", "--batch", "--max-seq", "--sms",
-                 "--alternate-tile-bytes", "--workers", "-o"},
+                 "--alternate-tile-bytes", "--row-tile", "--workers", "-o"},
                 {"--no-prune", "--separate-merge", "--no-producers", "--dump"});
   if (args.help) {
     std::cout << kLowerUsage;
@@ -605,7 +611,8 @@ int lowerCommand(int argc, char **argv) {
 int bindCommand(int argc, char **argv) {
   Args args = parseArgs(argc, argv, 2,
                         {"--model", "--batch", "--max-seq", "--sms",
-                         "--alternate-tile-bytes", "--page-size", "--kv-pages"},
+                         "--alternate-tile-bytes", "--row-tile", "--page-size",
+                         "--kv-pages"},
                         {"--separate-merge"});
   if (args.help) {
     std::cout << kBindUsage;

@@ -23,8 +23,9 @@ constexpr int64_t kColumnGranule = 64;
 /// operator of a large model fill the workers once (Qwen3-8B's O and down
 /// projections: 128 tiles of 32 columns, not 64 of 64).
 constexpr int64_t kLinearColumnGranule = 16;
-/// Rows of a linear tile: one wgmma M group of 64 rows covers a decode batch
-/// of up to 64 requests, so decode linears split only their columns.
+/// Rows of a linear tile by default (PlanOptions::rowTile): one wgmma M
+/// group of 64 rows covers a decode batch of up to 64 requests, so decode
+/// linears split only their columns.
 constexpr int64_t kRowTile = 64;
 /// Shortest KV chunk a decode attention task takes when the sequence is split
 /// (shorter chunks give a small batch more parallel tasks, each with the

@@ -73,6 +73,15 @@ struct PlanOptions {
   /// Qwen3-0.6B is 128 KB, a gate/up one 192 KB); 0: every linear fills the
   /// SMs.
   int64_t alternateTileBytes = 256 * 1024;
+  /// Rows of a linear (and embedding) tile, in [1, 64]: a batch wider than
+  /// this is split into row tiles, each of which streams the weights of its
+  /// columns (the tiles of the same columns read them from L2 when they run
+  /// together). Tiles of at most 8 rows get the 136 KB weight ring, wider
+  /// ones the 72 KB one (TaskParams.h). Batch 16 in tiles of 8 was slower
+  /// than one tile of 16 (run 329, H200: Qwen3-8B +24-31 %, 1.7B +13 %,
+  /// 0.6B +4 %); the runtime plans with 64 unless built with
+  /// -DTAWA_MEGA_ROW_TILE.
+  int64_t rowTile = 64;
 };
 
 } // namespace tawa::mega

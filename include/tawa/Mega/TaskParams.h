@@ -184,6 +184,7 @@ struct EmbeddingParams {
   uint32_t table;  ///< BF16 [V, H]
   uint32_t out;    ///< BF16 [B, H]
   int32_t batch, hidden, vocab, tileN, colTiles;
+  int32_t tileM; ///< rows of a tile (tile / colTiles is its row tile)
 };
 
 /// RmsNormLinear and LinearResidual: a tile of output columns of

@@ -256,6 +256,9 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
 #ifdef TAWA_MEGA_ALTERNATE_TILE_BYTES // A/B builds (PlanOptions says why)
   d->plan.alternateTileBytes = TAWA_MEGA_ALTERNATE_TILE_BYTES;
 #endif
+#ifdef TAWA_MEGA_ROW_TILE // A/B builds of the host plan alone
+  d->plan.rowTile = TAWA_MEGA_ROW_TILE;
+#endif
   if (!checkPlanOptions(d->plan, error))
     return failWith(error);
   d->graph = buildDecodeGraph(d->config, d->plan);

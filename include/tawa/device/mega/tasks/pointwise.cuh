@@ -14,8 +14,8 @@ using tawa::mega::EmbeddingParams;
 __device__ inline void embeddingTask(const EmbeddingParams &p,
                                      void *const *buffers, uint32_t tile) {
   const int mt = tile / p.colTiles, nt = tile % p.colTiles;
-  const int row0 = mt * tawa::mega::kMaxTileRows;
-  const int rows = min(tawa::mega::kMaxTileRows, p.batch - row0);
+  const int row0 = mt * p.tileM;
+  const int rows = min(p.tileM, p.batch - row0);
   const int col0 = nt * p.tileN, cols = min(p.tileN, p.hidden - col0);
   const int32_t *tokens = bufferAt<const int32_t>(buffers, p.tokens);
   const bf16 *table = bufferAt<const bf16>(buffers, p.table);
