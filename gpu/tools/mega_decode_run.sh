@@ -47,6 +47,12 @@ if [ "${MEGA_ONLY:-}" != bench ]; then
   timeout 300 python3 "$root/gpu/mega/test_reference.py" || status=1
   echo "== mega-kernel vs reference"
   timeout 400 python3 "$root/gpu/mega/test_mega_decode.py" ${MEGA_TEST_ARGS:-} || status=1
+  # Plans of two row tiles (the runtime plans one up to batch 64; this
+  # build plans tiles of 8 rows): the embedding's and the linears' row
+  # tiles, and the dependencies pruned per row tile.
+  echo "== mega-kernel vs reference, linear tiles of 8 rows (-DTAWA_MEGA_ROW_TILE=8)"
+  TAWA_MEGA_NVCC_FLAGS="-DTAWA_MEGA_ROW_TILE=8" timeout 200 python3 \
+    "$root/gpu/mega/test_mega_decode.py" --cases qwen3-8b-l2-b16,qwen3-0.6b-l2-b12 || status=1
   # compute-sanitizer on the kernel alone (a C++ driver, no PyTorch).
   bash "$root/gpu/tools/mega_sanitize.sh" "$(mktemp -d)" "$out" || status=1
 fi
