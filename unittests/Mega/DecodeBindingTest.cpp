@@ -372,6 +372,56 @@ TEST(DecodeBinding, CachesArePagePoolsBehindTheBlockTable) {
   EXPECT_NE(error.find("kv-pages"), std::string::npos) << error;
 }
 
+// The task functions find a tile's rows as (tile / colTiles) * tileM: the
+// graph's write boxes must say the same for every row tile (the embedding
+// once assumed tiles of 64 rows, and with tiles of 8 rows 8-15 raced).
+TEST(DecodeBinding, TilesWriteTheRowsTheirParametersName) {
+  ModelConfig c = loadInputConfig("qwen3-tiny.json");
+  for (auto [batch, rowTile] : {std::pair<int64_t, int64_t>{16, 8},
+                                {12, 8},
+                                {16, 64},
+                                {100, 64},
+                                {5, 2}}) {
+    PlanOptions o;
+    o.batch = batch;
+    o.maxSeq = 512;
+    o.rowTile = rowTile;
+    TGraph g;
+    DecodeBinding b = bind(c, o, g);
+    int checked = 0;
+    for (const Task &t : g.tasks) {
+      const Operator &op = g.ops[t.op];
+      int32_t tileM = 0, colTiles = 0;
+      if (op.kind == OpKind::Embedding) {
+        auto p = paramsAs<EmbeddingParams>(b.params[t.op]);
+        tileM = p.tileM, colTiles = p.colTiles;
+      } else if (op.kind == OpKind::RmsNormLinear ||
+                 op.kind == OpKind::LinearResidual) {
+        auto p = paramsAs<LinearParams>(b.params[t.op]);
+        tileM = p.tileM, colTiles = p.colTiles;
+      } else {
+        continue;
+      }
+      ASSERT_EQ(tileM, std::min(batch, rowTile)) << op.name;
+      const int64_t row0 = t.tile / colTiles * tileM;
+      const Interval rows = t.writes[0].box[0];
+      EXPECT_EQ(rows.begin, row0) << op.name << " tile " << t.tile;
+      EXPECT_EQ(rows.end, std::min<int64_t>(batch, row0 + tileM))
+          << op.name << " tile " << t.tile;
+      ++checked;
+    }
+    EXPECT_GT(checked, 0);
+  }
+  PlanOptions o;
+  std::string error;
+  for (int64_t bad : {0, 65}) {
+    o.rowTile = bad;
+    EXPECT_FALSE(checkPlanOptions(o, error)) << bad;
+    EXPECT_NE(error.find("row-tile must be in [1, 64]"), std::string::npos)
+        << error;
+  }
+}
+
 TEST(DecodeBinding, PassesKeepOperatorIndices) {
   ModelConfig c = loadInputConfig("llama-tiny.json");
   PlanOptions o;
