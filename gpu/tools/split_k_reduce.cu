@@ -13,9 +13,12 @@
 //
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Iinclude \
 //     gpu/tools/split_k_reduce.cu -o /tmp/split_k_reduce && /tmp/split_k_reduce
+// With arguments WRITERS N (at most 128 and 4096) it times that point alone,
+// e.g. `3 1536`: a 16-row, 96-column tile whose K is split over 3 workers.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "../tests/common.cuh"
@@ -88,10 +91,26 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(Run r) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
   const char *modes[] = {"scalar red.add.f32", "vector red.add.v4.f32",
                          "slots, reader adds"};
   const int maxW = 128, maxN = 4096;
+  std::vector<int> writerCounts{64, 96, 128}, outputCounts{1024, 2048, 4096};
+  if (argc == 3) {
+    const int w = std::atoi(argv[1]), n = std::atoi(argv[2]);
+    // N a multiple of 4: the vector mode adds 4 outputs at once.
+    if (w < 1 || w > maxW || n < 4 || n > maxN || n % 4 != 0) {
+      std::fprintf(stderr,
+                   "usage: %s [WRITERS (1-%d) N (4-%d, a multiple of 4)]\n",
+                   argv[0], maxW, maxN);
+      return 2;
+    }
+    writerCounts = {w};
+    outputCounts = {n};
+  } else if (argc != 1) {
+    std::fprintf(stderr, "usage: %s [WRITERS N]\n", argv[0]);
+    return 2;
+  }
   float *acc, *out;
   uint32_t *flags;
   uint64_t *times;
@@ -101,8 +120,8 @@ int main() {
   TAWA_CHECK_CUDA(cudaMalloc(&times, 16));
   int failures = 0;
   std::printf("writers outputs mode                     median us  (min)\n");
-  for (int writers : {64, 96, 128})
-    for (int n : {1024, 2048, 4096})
+  for (int writers : writerCounts)
+    for (int n : outputCounts)
       for (int mode = 0; mode < 3; ++mode) {
         std::vector<double> us;
         for (int rep = 0; rep < 21; ++rep) {
