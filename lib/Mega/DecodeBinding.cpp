@@ -391,8 +391,7 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     if (!intAttr(op, "tile_n", p.tileN))
       return false;
     p.colTiles = (p.hidden + p.tileN - 1) / p.tileN;
-    // The graph's row tiles (DecodeGraph.cpp: min(batch, rowTile) rows).
-    p.tileM = static_cast<int32_t>(std::min<int64_t>(o.batch, o.rowTile));
+    p.tileM = static_cast<int32_t>(tileRows(o));
     out = pack(p);
     return p.out != kNoBuffer;
   }
@@ -422,10 +421,9 @@ bool Binder::bindOp(const Operator &op, OpParams &out) {
     p.group = static_cast<int32_t>(nH / nKV);
     p.headDim = static_cast<int32_t>(D);
     p.maxSeq = static_cast<int32_t>(o.maxSeq);
-    // Below the plan's weight ring (every linear tile has min(B, row tile)
-    // rows).
-    p.lowSmemBytes = taskLowSmemBytes(linearRingBytes(
-        static_cast<int32_t>(std::min<int64_t>(o.batch, o.rowTile))));
+    // Below the plan's weight ring (every linear tile has tileRows rows).
+    p.lowSmemBytes =
+        taskLowSmemBytes(linearRingBytes(static_cast<int32_t>(tileRows(o))));
     if (!intAttr(op, "chunks", p.chunks) || !intAttr(op, "chunk", p.chunkLen))
       return false;
     p.out = p.partOut = p.partLse = p.counters = kNoBuffer;

@@ -97,12 +97,11 @@ private:
         chooseTileWidth(columns, rowTiles, sms, kLinearColumnGranule);
     int64_t colTiles = ceilDiv(columns, width);
     Operator &opRef = g.ops[opId];
-    opRef.attrs.insert(opRef.attrs.begin(),
-                       {{"m", num(o.batch)},
-                        {"n", num(columns)},
-                        {"k", num(k)},
-                        {"tile_m", num(std::min(o.batch, o.rowTile))},
-                        {"tile_n", num(width)}});
+    opRef.attrs.insert(opRef.attrs.begin(), {{"m", num(o.batch)},
+                                             {"n", num(columns)},
+                                             {"k", num(k)},
+                                             {"tile_m", num(tileRows(o))},
+                                             {"tile_n", num(width)}});
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t nt = 0; nt < colTiles; ++nt) {
         Interval rows{mt * o.rowTile, std::min(o.batch, (mt + 1) * o.rowTile)};

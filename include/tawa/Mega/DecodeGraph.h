@@ -14,6 +14,8 @@
 #include "tawa/Mega/ModelConfig.h"
 #include "tawa/Mega/TGraph.h"
 
+#include <algorithm>
+
 namespace tawa::mega {
 
 /// Granularity of a pointwise tile's output columns (embedding, SiLU·mul).
@@ -40,6 +42,12 @@ constexpr int64_t kKvChunkGranule = 64;
 /// one SM and the tiles of one operator fill the machine once).
 int64_t chooseTileWidth(int64_t columns, int64_t rowTiles, int sms,
                         int64_t granule = kColumnGranule);
+
+/// Rows of a linear or embedding tile of the plan: min(batch, rowTile). The
+/// task functions find a tile's rows as (tile / colTiles) * this.
+inline int64_t tileRows(const PlanOptions &options) {
+  return std::min(options.batch, options.rowTile);
+}
 
 /// Number of sequence chunks a decode attention task row is split into:
 /// enough to give each SM a task when batch * kvHeads is small, never chunks
