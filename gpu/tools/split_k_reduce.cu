@@ -66,6 +66,34 @@ constexpr int kCountShift = 56;
 constexpr int kFracBits = 24;
 constexpr long long kBias = 1ll << 48;
 
+/// Thread t's vectors t, t + kThreads, ... of `src` (those below `count`,
+/// N at most) into v: all loaded at once, then those not yet `ready`
+/// loaded again together until every one is.
+template <int N, typename V, typename ReadyFn>
+__device__ void pollVectors(V (&v)[N], const V *src, int count, ReadyFn ready) {
+  uint32_t pending = 0;
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    if (threadIdx.x + j * kThreads < count) {
+      v[j] = __ldcg(src + threadIdx.x + j * kThreads);
+      pending |= 1u << j;
+    }
+  for (;;) {
+    uint32_t still = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      if ((pending >> j & 1) && !ready(v[j]))
+        still |= 1u << j;
+    if (!still)
+      return;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      if (still >> j & 1)
+        v[j] = __ldcg(src + threadIdx.x + j * kThreads);
+    pending = still;
+  }
+}
+
 __device__ void pollFixed(const Run &r) {
   // Thread t's pairs of outputs are t, t + kThreads, ...: 16-byte loads.
   constexpr int kPairs = 2 * kReadVecs;
@@ -76,27 +104,7 @@ __device__ void pollFixed(const Run &r) {
   auto done = [&](ulonglong2 q) {
     return (q.x >> kCountShift) == want && (q.y >> kCountShift) == want;
   };
-  uint32_t pending = 0;
-#pragma unroll
-  for (int j = 0; j < kPairs; ++j)
-    if (threadIdx.x + j * kThreads < pairs) {
-      v[j] = __ldcg(src + threadIdx.x + j * kThreads);
-      pending |= 1u << j;
-    }
-  for (;;) {
-    uint32_t still = 0;
-#pragma unroll
-    for (int j = 0; j < kPairs; ++j)
-      if ((pending >> j & 1) && !done(v[j]))
-        still |= 1u << j;
-    if (!still)
-      break;
-#pragma unroll
-    for (int j = 0; j < kPairs; ++j)
-      if (still >> j & 1)
-        v[j] = __ldcg(src + threadIdx.x + j * kThreads);
-    pending = still;
-  }
+  pollVectors(v, src, pairs, done);
   uint32_t bad = 0;
   const unsigned long long mask = (1ull << kCountShift) - 1;
 #pragma unroll
@@ -158,27 +166,7 @@ __device__ void pollHop(const Run &r) {
       any |= (w[e] & 0xFFFFu) == kPoison || (w[e] >> 16) == kPoison;
     return any;
   };
-  uint32_t pending = 0;
-#pragma unroll
-  for (int j = 0; j < kReadVecs; ++j)
-    if (threadIdx.x + j * kThreads < pieces) {
-      v[j] = __ldcg(src + threadIdx.x + j * kThreads);
-      pending |= 1u << j;
-    }
-  for (;;) {
-    uint32_t still = 0;
-#pragma unroll
-    for (int j = 0; j < kReadVecs; ++j)
-      if ((pending >> j & 1) && poisoned(v[j]))
-        still |= 1u << j;
-    if (!still)
-      break;
-#pragma unroll
-    for (int j = 0; j < kReadVecs; ++j)
-      if (still >> j & 1)
-        v[j] = __ldcg(src + threadIdx.x + j * kThreads);
-    pending = still;
-  }
+  pollVectors(v, src, pieces, [&](uint4 q) { return !poisoned(q); });
   uint32_t bad = 0;
 #pragma unroll
   for (int j = 0; j < kReadVecs; ++j)
