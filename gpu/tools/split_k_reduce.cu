@@ -37,19 +37,21 @@
 #include <vector>
 
 #include "../tests/common.cuh"
+#include "tawa/device/mega/poll.cuh"
 #include "tawa/device/mega/sync.cuh"
 
 namespace {
 
 using tawa::device::mega::globalTimerNs;
+using tawa::device::mega::kPoisonByte;
 using tawa::device::mega::loadAcquire;
+using tawa::device::mega::poisoned;
 using tawa::device::mega::reduceAddRelease;
 
 constexpr int kThreads = 128;
 constexpr int kMaxReaders = 64;
 /// Float4 (or 8-bf16) loads a reader thread holds: N <= 4096.
 constexpr int kReadVecs = 8;
-constexpr uint16_t kPoison = 0xFFFF; // a NaN no store below writes
 
 struct Run {
   float *acc;         ///< [N] (scalar, vector) or [W][N] (slots)
@@ -159,14 +161,7 @@ __device__ void pollHop(const Run &r) {
   uint4 v[kReadVecs];
   const int pieces = r.n / 8;
   const uint4 *src = reinterpret_cast<const uint4 *>(r.hop);
-  auto poisoned = [](uint4 q) {
-    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
-    bool any = false;
-    for (int e = 0; e < 4; ++e)
-      any |= (w[e] & 0xFFFFu) == kPoison || (w[e] >> 16) == kPoison;
-    return any;
-  };
-  pollVectors(v, src, pieces, [&](uint4 q) { return !poisoned(q); });
+  pollVectors(v, src, pieces, [](uint4 q) { return !poisoned(q); });
   uint32_t bad = 0;
 #pragma unroll
   for (int j = 0; j < kReadVecs; ++j)
@@ -294,7 +289,7 @@ int main(int argc, char **argv) {
         for (int rep = 0; rep < 21; ++rep) {
           TAWA_CHECK_CUDA(
               cudaMemset(acc, 0, sizeof(float) * size_t(writers) * n));
-          TAWA_CHECK_CUDA(cudaMemset(hop, 0xFF, sizeof(uint16_t) * n));
+          TAWA_CHECK_CUDA(cudaMemset(hop, kPoisonByte, sizeof(uint16_t) * n));
           TAWA_CHECK_CUDA(cudaMemset(flags, 0, 16));
           TAWA_CHECK_CUDA(cudaMemset(fixed, 0, 8 * size_t(n)));
           Run r{acc,   hop,     flags + 2, flags, flags + 1, times,
