@@ -565,6 +565,11 @@ EXAMPLES = {
     "gemm_ptr_fp16_128x64": _gemm_pointer("fp16", 128, 64, 64),
     "gemm_ptr_fp16_64x128": _gemm_pointer("fp16", 64, 128, 64),
     "gemm_kn_bf16_128x16": _gemm_kn("bf16", "bf16", 128, 16, 64),
+    # 64-row tiles: one consumer warp group, the shape of a mega-kernel task
+    # (gpu/mega/test_mega_compiled_tasks.cu).
+    "gemm_bf16_64x128": _gemm("bf16", "bf16", 64, 128, 64),
+    "gemm_bf16_64x32": _gemm("bf16", "bf16", 64, 32, 64),
+    "gemm_bf16_64x16": _gemm("bf16", "bf16", 64, 16, 64),
     # fp8 with B stored K x N: the producer transposes each B tile to [BLOCK_N, BLOCK_K] (fp8
     # wgmma reads K-major operands only), here tiles with a 64-byte extent on either side (B tiles
     # [128, 64] and [64, 128] bytes, the 64-byte swizzle on one side of the transpose).

@@ -96,7 +96,8 @@ if want gemm || want kernels || want attention; then
 step configure 120 cmake -G Ninja -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release \
   -DTAWA_ENABLE_COMPILER=OFF -DTAWA_ENABLE_UNITTESTS=OFF \
   -DTAWA_ENABLE_RUNTIME=ON -DTAWA_ENABLE_CUDA_TESTS=ON -DTAWA_ENABLE_SCHEDULER=OFF \
-  -DTAWA_ENABLE_PROTOCOL=OFF
+  -DTAWA_ENABLE_PROTOCOL=OFF \
+  -DTAWA_COMPILED_TASKS_DIR="${SUITE_KERNELS:-$ROOT/build-kernels}/tasks"
 step build 240 ninja -C "$B"
 fi
 

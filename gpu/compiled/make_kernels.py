@@ -7,7 +7,8 @@ the GPU suite loads the CUBINs and metadata it wrote through the runtime.
 
     gpu/compiled/make_kernels.py --tawac build/bin/tawac --out build-kernels
 
-Writes OUT/<kernel>/<config>.{cubin,json} and OUT/manifest.json:
+Writes OUT/<kernel>/<config>.{cubin,json}, OUT/tasks/<task>.{cu,json} (the
+mega-kernel tasks, MEGA_TASKS) and OUT/manifest.json:
     {"tawac": ..., "commit": ..., "kernels": [
        {"id": "shared/gemm_fp16/D2P1", "kernel": "shared/gemm_fp16",
         "workload": "gemm", "config": "D2P1", "options": [...],
@@ -270,6 +271,31 @@ def kernel_jobs(sweep):
     return jobs
 
 
+# Kernels compiled as mega-kernel tasks (tawac --mega-task; docs/MEGAKERNEL.md,
+# "Compiled tasks"): task name -> TTIR. gpu/CMakeLists.txt builds
+# test_mega_compiled_tasks from OUT/tasks where tawac is not built.
+# Each: (TTIR, tawac options); the _dN ones with deeper rings (--aref-depth).
+MEGA_TASKS = {
+    "gemm_bf16_64x128": ("gemm_bf16_64x128.ttir", []),
+    "gemm_bf16_64x32": ("gemm_bf16_64x32.ttir", []),
+    "gemm_bf16_64x16": ("gemm_bf16_64x16.ttir", []),
+    "gemm_bf16_64x128_d8": ("gemm_bf16_64x128.ttir", ["--aref-depth=8"]),
+    "gemm_bf16_64x32_d8": ("gemm_bf16_64x32.ttir", ["--aref-depth=8"]),
+    "gemm_bf16_64x16_d12": ("gemm_bf16_64x16.ttir", ["--aref-depth=12"]),
+}
+
+
+def compile_tasks(tawac, out):
+    """Writes OUT/tasks/<name>.{cu,json}; exits on any tawac error."""
+    os.makedirs(os.path.join(out, "tasks"), exist_ok=True)
+    for name, (ttir, options) in MEGA_TASKS.items():
+        cmd = [tawac, os.path.join(EXAMPLES, ttir), "--emit=cuda", "--mega-task",
+               f"--task-name={name}", *options, "-o", os.path.join(out, "tasks", name + ".cu")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            sys.exit(f"make_kernels: {' '.join(cmd)} failed:\n{r.stderr}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tawac", default=os.path.join(REPO, "build", "bin", "tawac"))
@@ -280,6 +306,7 @@ def main():
                     help="rebuild the attention kernels (attention.json) and leave the GEMM ones")
     args = ap.parse_args()
 
+    compile_tasks(args.tawac, args.out)
     sweep = not args.no_sweep
     jobs = [] if args.attention_only else kernel_jobs(sweep) + narrow_k_jobs(sweep)
     with ThreadPoolExecutor(args.jobs) as pool:

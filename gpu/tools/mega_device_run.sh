@@ -3,7 +3,11 @@
 # test"): builds the runtime's primitive tests and the runtime test with nvcc
 # (the planner's sources with g++, in parallel: the GPU machine has no
 # CMake build of the tree), runs them and prints their PASS/FAIL lines and
-# measurements. Usage: gpu/tools/mega_device_run.sh [OUT_DIR]
+# measurements. Then the tasks tawa's code generator wrote (tawac --mega-task,
+# by gpu/compiled/make_kernels.py into build-kernels/tasks, or
+# MEGA_COMPILED_TASKS): test_mega_compiled_tasks, and it under
+# compute-sanitizer racecheck and memcheck (--quick).
+# Usage: gpu/tools/mega_device_run.sh [OUT_DIR]
 # OUT_DIR receives the ptxas log and the 8B batch-1 trace as CSV.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,6 +37,16 @@ if [ -d "$root/baseline-include" ]; then
     -o "$bin/test_mega_runtime_baseline" "$root/gpu/mega/test_mega_runtime.cu" \
     "$bin"/*.o "${link[@]}" || build=1
 fi
+tasks=${MEGA_COMPILED_TASKS:-$root/build-kernels/tasks}
+if [ -f "$tasks/gemm_bf16_64x16_d12.cu" ]; then
+  nvcc "${nvcc_flags[@]}" -DTAWA_MEGA_WARPS=8 -I"$tasks" -Xptxas -v \
+    -o "$bin/test_mega_compiled_tasks" "$root/gpu/mega/test_mega_compiled_tasks.cu" \
+    "$bin"/*.o "${link[@]}" -lcublas 2>"$out/ptxas-compiled-tasks.log" ||
+    { build=1; cat "$out/ptxas-compiled-tasks.log"; }
+else
+  echo "FAIL: no $tasks/gemm_bf16_64x16_d12.cu (run gpu/compiled/make_kernels.py where tawac builds)"
+  build=1
+fi
 [ "$build" = 0 ] || { echo "BUILD FAILED"; exit 1; }
 grep -E "registers|spill" "$out/ptxas.log" | sort | uniq -c | head
 
@@ -44,6 +58,16 @@ done
 echo "== test_mega_runtime"
 timeout 240 "$bin/test_mega_runtime" --trace-csv "$out/trace-qwen3-8b-b1-s4096.csv" ||
   { echo "EXIT $? test_mega_runtime"; status=1; }
+echo "== test_mega_compiled_tasks"
+grep -E "Potential Performance Loss" "$out/ptxas-compiled-tasks.log" && status=1
+timeout 180 "$bin/test_mega_compiled_tasks" --bench ||
+  { echo "EXIT $? test_mega_compiled_tasks"; status=1; }
+for tool in racecheck memcheck; do
+  echo "== compute-sanitizer $tool test_mega_compiled_tasks --quick"
+  timeout 300 compute-sanitizer --tool $tool --error-exitcode 1 \
+    "$bin/test_mega_compiled_tasks" --quick ||
+    { echo "EXIT $? sanitizer $tool"; status=1; }
+done
 if [ -x "$bin/test_mega_runtime_baseline" ]; then
   echo "== baseline runtime (overhead only)"
   timeout 120 "$bin/test_mega_runtime_baseline" --only-overhead || status=1

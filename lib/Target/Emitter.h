@@ -205,8 +205,9 @@ private:
   std::string descRef(Value desc) {
     if (auto clip = desc.getDefiningOp<ClipRowsOp>())
       return descRef(clip.getDesc());
+    // A task's maps are pointers already (CudaEmitOptions::megaTask).
     if (isa<BlockArgument>(desc))
-      return "&" + lookup(desc);
+      return (options.megaTask ? "" : "&") + lookup(desc);
     return lookup(desc);
   }
   std::string bind(Value v, StringRef prefix = "v");
@@ -220,6 +221,16 @@ private:
   LogicalResult emitIf(scf::IfOp op);
   LogicalResult emitWhile(scf::WhileOp op);
   LogicalResult emitWarpSpecialize(WarpSpecializeOp op);
+  /// setmaxnreg.{inc,dec} of a partition's registers, or, in a mega-kernel
+  /// task, a comment saying why there is none.
+  void emitSetMaxNReg(StringRef direction, int32_t regs);
+  /// tawaCeilDiv and tawaFloorDiv, which the body's divisions call.
+  void emitHelpers();
+  /// The source of a mega-kernel task (CudaEmitOptions::megaTask) around
+  /// the translated body: `params` are the declarations of its arguments.
+  void emitTaskSource(StringRef kernelName, ArrayRef<std::string> params,
+                      ArrayRef<std::string> layout, ArrayRef<std::string> inits,
+                      int64_t smemBytes, int64_t threads);
   LogicalResult emitDotAsync(DotAsyncOp op);
   LogicalResult emitDotWait(DotWaitOp op);
   /// Whether the row sum `reduce` is what a later wait for P.V of its block
@@ -350,6 +361,9 @@ private:
     int64_t count, arrivals;
   };
   DenseMap<Value, Bars> bars;
+  /// The mbarrier arrays in shared memory, in the order they are laid out
+  /// (name, count): a mega-kernel task invalidates them when it ends.
+  SmallVector<std::pair<std::string, int64_t>> barrierArrays;
   SmallVector<std::pair<Value, std::string>> descParams;
   /// Device-built tensor maps: global slots per SM (`tawaTensorMaps`) and
   /// 128-byte shared staging buffers, one per creating warp.

@@ -120,8 +120,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
 
   if (auto pid = dyn_cast<tt::GetProgramIdOp>(op)) {
     StringRef a = tt::stringifyProgramIDDim(pid.getAxis());
-    line() << "const int32_t " << bind(pid.getResult()) << " = blockIdx." << a
-           << ";\n";
+    line() << "const int32_t " << bind(pid.getResult()) << " = "
+           << (options.megaTask ? "program." : "blockIdx.") << a << ";\n";
     return success();
   }
   if (auto group = dyn_cast<PingPongGroupOp>(op)) {
@@ -132,8 +132,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
   }
   if (auto num = dyn_cast<tt::GetNumProgramsOp>(op)) {
     StringRef a = tt::stringifyProgramIDDim(num.getAxis());
-    line() << "const int32_t " << bind(num.getResult()) << " = gridDim." << a
-           << ";\n";
+    line() << "const int32_t " << bind(num.getResult()) << " = "
+           << (options.megaTask ? "programs." : "gridDim.") << a << ";\n";
     return success();
   }
 

@@ -280,6 +280,21 @@ cl::opt<tawa::WarpSpecializationOptions::Schedule> schedule(
                    "still wins)")),
     cl::cat(tawacCategory));
 
+cl::opt<bool> megaTask(
+    "mega-task",
+    cl::desc("With --emit=cuda, write the kernel as a task of tawa's "
+             "mega-kernel: a __device__ function tawa::generated::KERNEL::task "
+             "that runs one program on the calling CTA (docs/MEGAKERNEL.md, "
+             "\"Compiled tasks\"); implies --persistent=false and "
+             "--pair-programs=off"),
+    cl::init(false), cl::cat(tawacCategory));
+
+cl::opt<std::string>
+    taskName("task-name",
+             cl::desc("With --mega-task, the namespace of the task under "
+                      "tawa::generated (default: the kernel's name)"),
+             cl::value_desc("NAME"), cl::init(""), cl::cat(tawacCategory));
+
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
     cl::desc("Keep source locations (loc(...)) in the written IR so it can be "
@@ -356,7 +371,8 @@ int main(int argc, char **argv) {
       "  C++ (OUT.cu) and launch metadata (OUT.json, naming OUT.cubin; the\n"
       "  grid is the caller's, kind \"explicit\"); --emit=ptx and\n"
       "  --emit=cubin compile that source with NVRTC for sm_90a, and\n"
-      "  --emit=cubin writes OUT.json next to OUT.cubin.\n");
+      "  --emit=cubin writes OUT.json next to OUT.cubin. With --mega-task,\n"
+      "  --emit=cuda writes the kernel as a task of tawa's mega-kernel.\n");
   if (cluster != 1 && cluster != 2) {
     llvm::errs() << "tawac: error: --cluster must be 1 or 2 (got " << cluster
                  << ")\n";
@@ -371,6 +387,46 @@ int main(int argc, char **argv) {
     llvm::errs() << "tawac: error: --tile-swizzle must be 1 to 64 (got "
                  << tileSwizzle << ")\n";
     return 1;
+  }
+  if (!megaTask && !taskName.empty()) {
+    llvm::errs() << "tawac: error: --task-name needs --mega-task\n";
+    return 1;
+  }
+  if (megaTask) {
+    // A task is one program of the caller's grid, run by one CTA.
+    if (persistent.getNumOccurrences() && persistent) {
+      llvm::errs() << "tawac: error: --mega-task runs one program per task: "
+                      "drop --persistent\n";
+      return 1;
+    }
+    if (pairPrograms.getNumOccurrences() && pairPrograms != "off") {
+      llvm::errs() << "tawac: error: --mega-task runs one program per task: "
+                      "drop --pair-programs\n";
+      return 1;
+    }
+    if (cluster != 1) {
+      llvm::errs() << "tawac: error: --mega-task runs on one CTA: drop "
+                      "--cluster\n";
+      return 1;
+    }
+    if (emitStage != Stage::Cuda) {
+      llvm::errs() << "tawac: error: --mega-task needs --emit=cuda (the task "
+                      "is compiled with the mega-kernel that includes it)\n";
+      return 1;
+    }
+    auto identifier = [](StringRef s) {
+      return !s.empty() && !llvm::isDigit(s.front()) &&
+             llvm::all_of(s,
+                          [](char c) { return llvm::isAlnum(c) || c == '_'; });
+    };
+    if (!taskName.empty() && !identifier(taskName)) {
+      llvm::errs() << "tawac: error: --task-name must be a C++ identifier "
+                      "(got '"
+                   << taskName << "')\n";
+      return 1;
+    }
+    persistent = false;
+    pairPrograms = "off";
   }
   using Pair = tawa::WarpSpecializationOptions::PairPrograms;
   Pair pairing;
@@ -474,6 +530,8 @@ int main(int argc, char **argv) {
     options.cluster = cluster;
     options.emit.epilogueOverlap = epilogueOverlap;
     options.emit.softmaxOverlap = softmaxOverlap;
+    options.emit.megaTask = megaTask;
+    options.emit.taskName = taskName;
     options.warpSpecialization.pingpong = pingpong == cl::BOU_UNSET  ? -1
                                           : pingpong == cl::BOU_TRUE ? 1
                                                                      : 0;

@@ -75,6 +75,13 @@ struct KernelMetadata {
   /// (CudaEmitOptions::epilogueOverlap as applied; 0: none).
   int64_t epilogueOverlap = 0;
   std::optional<KernelResources> resources;
+  /// Emitted as a mega-kernel task (CudaEmitOptions::megaTask): `kernel` is
+  /// then the namespace tawa::generated::<kernel> of its task function.
+  bool megaTask = false;
+  /// The task's namespace under tawa::generated (a C++ identifier; empty:
+  /// the kernel's name), so that two specializations of one kernel can be
+  /// included in one mega-kernel.
+  std::string taskName;
 };
 
 /// Writes the kernel `func` as CUDA C++ to `source` and returns its launch
@@ -95,6 +102,20 @@ struct CudaEmitOptions {
   /// registers next (a scheduling pin, pinAfterRowSums), so that the
   /// softmax overlaps the product: ptxas otherwise hoists the wait above it.
   bool softmaxOverlap = true;
+  /// Emit the kernel as a task of the mega-kernel (docs/MEGAKERNEL.md,
+  /// "Compiled tasks"): a __device__ function tawa::generated::<kernel>::task
+  /// that runs one program of the kernel's grid on the calling CTA, whose
+  /// program coordinates, grid and shared memory are arguments and whose
+  /// tensor maps are pointers to global memory, instead of a __global__
+  /// kernel. It sets up and tears down its own mbarriers, so a CTA can run
+  /// it again and run other tasks in between; it leaves the registers to
+  /// the kernel that calls it (no setmaxnreg). Clusters, persistent program
+  /// walks and tensor maps built on the device are not supported in it.
+  bool megaTask = false;
+  /// The task's namespace under tawa::generated (a C++ identifier; empty:
+  /// the kernel's name), so that two specializations of one kernel can be
+  /// included in one mega-kernel.
+  std::string taskName;
 };
 
 mlir::FailureOr<KernelMetadata> emitCuda(tt::FuncOp func,
