@@ -15,7 +15,9 @@
 // against float32 products on the GPU, for several shapes (partial tiles in
 // M, N and K included), each step on fresh random inputs and NaN-poisoned
 // outputs, the step repeated on the same launcher so that every worker runs
-// tasks one after another in the same shared memory.
+// tasks one after another in the same shared memory. Every shape runs twice:
+// with the activations' maps ending at row M (partial boxes in the last row
+// tile) and with them laid out in whole 64-row boxes (the rows past M zero).
 //
 // --bench then times one operator of decode shapes (16 or 64 rows against a
 // weight of K x N, streamed once) as compiled tasks in the runtime, in-kernel
@@ -263,9 +265,10 @@ double copyBandwidth() {
 
 /// Plans, checks and (with `benchSteps`) times one shape; false on failure.
 template <typename Gemm>
-bool runShape(const Shape &s, int steps, int benchSteps, double copyBw,
-              uint64_t &seed, Report &report) {
-  const std::string name = std::string(Gemm::kName) + " " + s.name();
+bool runShape(const Shape &s, bool wholeBoxes, int steps, int benchSteps,
+              double copyBw, uint64_t &seed, Report &report) {
+  const std::string name = std::string(Gemm::kName) + " " + s.name() +
+                           (wholeBoxes ? " whole" : " partial");
   int sms = 0;
   TAWA_CHECK_CUDA(
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -305,32 +308,42 @@ bool runShape(const Shape &s, int steps, int benchSteps, double copyBw,
     return false;
   }
 
+  // The row-major activations A, C and E have M rows. With `wholeBoxes`
+  // they are allocated, and their maps made, in whole 64-row boxes, the
+  // rows past M zero (A) or written with zeros by the tasks (C, E): a TMA
+  // box that crosses a tensor's end costs a narrow task up to half its time
+  // (run 362), so that is how a caller should lay them out. Without it the
+  // maps end at row M and the boxes of the last row tile are partial, which
+  // the tasks must also get right.
   const bool chain = s.n2 != 0;
+  const int rows = wholeBoxes ? cdiv(s.m, kBlockM) * kBlockM : s.m;
   const size_t nA = size_t(s.m) * s.k, nB1 = size_t(s.n1) * s.k,
                nC = size_t(s.m) * s.n1, nB2 = size_t(s.n2) * s.n1,
                nE = size_t(s.m) * s.n2;
-  auto *a = deviceAlloc<__nv_bfloat16>(nA);
+  const size_t rowsC = size_t(rows) * s.n1, rowsE = size_t(rows) * s.n2;
+  auto *a = deviceAlloc<__nv_bfloat16>(size_t(rows) * s.k);
   auto *b1 = deviceAlloc<__nv_bfloat16>(nB1);
-  auto *c = deviceAlloc<__nv_bfloat16>(nC);
+  auto *c = deviceAlloc<__nv_bfloat16>(rowsC);
   auto *refC = deviceAlloc<float>(nC);
+  TAWA_CHECK_CUDA(cudaMemset(a, 0, size_t(rows) * s.k * 2));
   __nv_bfloat16 *b2 = nullptr, *e = nullptr;
   float *refE = nullptr;
   if (chain) {
     b2 = deviceAlloc<__nv_bfloat16>(nB2);
-    e = deviceAlloc<__nv_bfloat16>(nE);
+    e = deviceAlloc<__nv_bfloat16>(rowsE);
     refE = deviceAlloc<float>(nE);
   }
   // The maps in global memory, as the task reads them: gemm1's A, B1, C
   // (stored in boxes of 64 rows and at most 64 columns), gemm2's C (read in
   // 64 x 64 boxes), B2, E.
   const int kStoreCols = std::min(64, Gemm::kBlockN);
-  CUtensorMap hostMaps[6] = {mapOf(a, s.m, s.k, 64, 64),
+  CUtensorMap hostMaps[6] = {mapOf(a, rows, s.k, 64, 64),
                              mapOf(b1, s.n1, s.k, Gemm::kBlockN, 64),
-                             mapOf(c, s.m, s.n1, 64, kStoreCols)};
+                             mapOf(c, rows, s.n1, 64, kStoreCols)};
   if (chain) {
-    hostMaps[3] = mapOf(c, s.m, s.n1, 64, 64);
+    hostMaps[3] = mapOf(c, rows, s.n1, 64, 64);
     hostMaps[4] = mapOf(b2, s.n2, s.n1, Gemm::kBlockN, 64);
-    hostMaps[5] = mapOf(e, s.m, s.n2, 64, kStoreCols);
+    hostMaps[5] = mapOf(e, rows, s.n2, 64, kStoreCols);
   }
   CUtensorMap *maps = deviceAlloc<CUtensorMap>(6);
   TAWA_CHECK_CUDA(
@@ -352,10 +365,10 @@ bool runShape(const Shape &s, int steps, int benchSteps, double copyBw,
     // Fresh inputs (scaled so that C and E stay near 1), poisoned outputs.
     fillRandomBf16<<<256, 256>>>(a, nA, seed++, 1.f);
     fillRandomBf16<<<256, 256>>>(b1, nB1, seed++, 1.f / std::sqrt(s.k));
-    TAWA_CHECK_CUDA(cudaMemset(c, 0xff, nC * 2));
+    TAWA_CHECK_CUDA(cudaMemset(c, 0xff, rowsC * 2));
     if (chain) {
       fillRandomBf16<<<256, 256>>>(b2, nB2, seed++, 1.f / std::sqrt(s.n1));
-      TAWA_CHECK_CUDA(cudaMemset(e, 0xff, nE * 2));
+      TAWA_CHECK_CUDA(cudaMemset(e, 0xff, rowsE * 2));
     }
     TAWA_CHECK_LAUNCH();
     if (!step()) {
@@ -370,16 +383,30 @@ bool runShape(const Shape &s, int steps, int benchSteps, double copyBw,
       referenceProduct<<<dim3(cdiv(s.n2, 128), s.m), 128>>>(c, b2, refE, s.m,
                                                             s.n2, s.n1);
     TAWA_CHECK_LAUNCH();
-    std::vector<__nv_bfloat16> gotC(nC), gotE(nE);
+    std::vector<__nv_bfloat16> gotC(rowsC), gotE(rowsE);
     std::vector<float> wantC(nC), wantE(nE);
-    TAWA_CHECK_CUDA(cudaMemcpy(gotC.data(), c, nC * 2, cudaMemcpyDeviceToHost));
+    TAWA_CHECK_CUDA(
+        cudaMemcpy(gotC.data(), c, rowsC * 2, cudaMemcpyDeviceToHost));
     TAWA_CHECK_CUDA(
         cudaMemcpy(wantC.data(), refC, nC * 4, cudaMemcpyDeviceToHost));
     if (chain) {
       TAWA_CHECK_CUDA(
-          cudaMemcpy(gotE.data(), e, nE * 2, cudaMemcpyDeviceToHost));
+          cudaMemcpy(gotE.data(), e, rowsE * 2, cudaMemcpyDeviceToHost));
       TAWA_CHECK_CUDA(
           cudaMemcpy(wantE.data(), refE, nE * 4, cudaMemcpyDeviceToHost));
+    }
+    // The rows past M of whole boxes hold the products of zero rows.
+    size_t nonzeroPad = 0;
+    for (size_t x = nC; x < rowsC; ++x)
+      nonzeroPad += __bfloat162float(gotC[x]) != 0.f;
+    for (size_t x = nE; x < rowsE; ++x)
+      nonzeroPad += __bfloat162float(gotE[x]) != 0.f;
+    gotC.resize(nC);
+    gotE.resize(nE);
+    if (nonzeroPad) {
+      report.fail(name, "step %d: %zu elements of the rows past M not zero", i,
+                  nonzeroPad);
+      ok = false;
     }
     const double errC = relativeError(gotC, wantC),
                  errE = chain ? relativeError(gotE, wantE) : 0;
@@ -458,7 +485,7 @@ bool runShape(const Shape &s, int steps, int benchSteps, double copyBw,
       const double bytes = 2.0 * (nA + nB1 + nC + (chain ? nB2 + nE : 0));
       const double floorUs = bytes / copyBw * 1e6;
       const double mega = median(megaUs), cublas = median(cublasUs);
-      std::printf("BENCH %-45s tasks %4u  mega %8.2f us  cuBLAS %8.2f us  "
+      std::printf("BENCH %-52s tasks %4u  mega %8.2f us  cuBLAS %8.2f us  "
                   "floor %8.2f us  mega/cuBLAS %.2f  mega/floor %.2f\n",
                   name.c_str(), tables.header.numTasks, mega, cublas, floorUs,
                   mega / cublas, mega / floorUs);
@@ -496,14 +523,15 @@ int main(int argc, char **argv) {
   if (!quick)
     shapes.push_back({1024, 2048, 2048, 1024});
   const int steps = quick ? 2 : 5;
-  for (const Shape &s : shapes) {
-    runShape<gemm_bf16_64x128>(s, steps, 0, 0, seed, report);
-    runShape<gemm_bf16_64x32>(s, steps, 0, 0, seed, report);
-    runShape<gemm_bf16_64x16>(s, steps, 0, 0, seed, report);
-    runShape<gemm_bf16_64x128_d8>(s, steps, 0, 0, seed, report);
-    runShape<gemm_bf16_64x32_d8>(s, steps, 0, 0, seed, report);
-    runShape<gemm_bf16_64x16_d12>(s, steps, 0, 0, seed, report);
-  }
+  for (const Shape &s : shapes)
+    for (bool whole : {false, true}) {
+      runShape<gemm_bf16_64x128>(s, whole, steps, 0, 0, seed, report);
+      runShape<gemm_bf16_64x32>(s, whole, steps, 0, 0, seed, report);
+      runShape<gemm_bf16_64x16>(s, whole, steps, 0, 0, seed, report);
+      runShape<gemm_bf16_64x128_d8>(s, whole, steps, 0, 0, seed, report);
+      runShape<gemm_bf16_64x32_d8>(s, whole, steps, 0, 0, seed, report);
+      runShape<gemm_bf16_64x16_d12>(s, whole, steps, 0, 0, seed, report);
+    }
   if (bench) {
     const double bw = copyBandwidth();
     std::printf("copy bandwidth %.2f TB/s\n", bw * 1e-12);
@@ -514,16 +542,20 @@ int main(int argc, char **argv) {
                                             {16, 12288, 4096, 0},
                                             {64, 4096, 24576, 0},
                                             {4096, 4096, 4096, 4096}};
-    for (const Shape &s : benchShapes) {
-      runShape<gemm_bf16_64x128>(s, 1, 20, bw, seed, report);
-      runShape<gemm_bf16_64x128_d8>(s, 1, 20, bw, seed, report);
-      if (s.m <= 64) {
-        runShape<gemm_bf16_64x32>(s, 1, 20, bw, seed, report);
-        runShape<gemm_bf16_64x32_d8>(s, 1, 20, bw, seed, report);
-        runShape<gemm_bf16_64x16>(s, 1, 20, bw, seed, report);
-        runShape<gemm_bf16_64x16_d12>(s, 1, 20, bw, seed, report);
+    // Partial boxes only where M is not a multiple of 64.
+    for (const Shape &s : benchShapes)
+      for (bool whole : {false, true}) {
+        if (!whole && s.m % kBlockM == 0)
+          continue;
+        runShape<gemm_bf16_64x128>(s, whole, 1, 20, bw, seed, report);
+        runShape<gemm_bf16_64x128_d8>(s, whole, 1, 20, bw, seed, report);
+        if (s.m <= 64) {
+          runShape<gemm_bf16_64x32>(s, whole, 1, 20, bw, seed, report);
+          runShape<gemm_bf16_64x32_d8>(s, whole, 1, 20, bw, seed, report);
+          runShape<gemm_bf16_64x16>(s, whole, 1, 20, bw, seed, report);
+          runShape<gemm_bf16_64x16_d12>(s, whole, 1, 20, bw, seed, report);
+        }
       }
-    }
   }
   return report.exitCode();
 }
