@@ -568,6 +568,7 @@ EXAMPLES = {
     # 64-row tiles: one consumer warp group, the shape of a mega-kernel task
     # (gpu/mega/test_mega_compiled_tasks.cu).
     "gemm_bf16_64x128": _gemm("bf16", "bf16", 64, 128, 64),
+    "gemm_bf16_64x64": _gemm("bf16", "bf16", 64, 64, 64),
     "gemm_bf16_64x32": _gemm("bf16", "bf16", 64, 32, 64),
     "gemm_bf16_64x16": _gemm("bf16", "bf16", 64, 16, 64),
     # fp8 with B stored K x N: the producer transposes each B tile to [BLOCK_N, BLOCK_K] (fp8

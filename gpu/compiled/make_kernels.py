@@ -280,6 +280,7 @@ MEGA_TASKS = {
     "gemm_bf16_64x32": ("gemm_bf16_64x32.ttir", []),
     "gemm_bf16_64x16": ("gemm_bf16_64x16.ttir", []),
     "gemm_bf16_64x128_d8": ("gemm_bf16_64x128.ttir", ["--aref-depth=8"]),
+    "gemm_bf16_64x64_d8": ("gemm_bf16_64x64.ttir", ["--aref-depth=8"]),
     "gemm_bf16_64x32_d8": ("gemm_bf16_64x32.ttir", ["--aref-depth=8"]),
     "gemm_bf16_64x16_d12": ("gemm_bf16_64x16.ttir", ["--aref-depth=12"]),
 }
