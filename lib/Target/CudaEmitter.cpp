@@ -559,20 +559,10 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
           "up "
           "to the\n  // 1024 bytes of a 128B-swizzle atom (the metadata "
           "reserves the slack).\n";
-    os << "  uint8_t *smem = reinterpret_cast<uint8_t *>(\n"
-       << "      (reinterpret_cast<uintptr_t>(smemRaw) + 1023) & "
-          "~uintptr_t(1023));\n";
-    for (const std::string &l : layout)
-      os << "  " << l << "\n";
-    os << "  (void)epi;\n";
+    emitSmemLayout(layout);
     if (deviceMapSlots)
       os << "  if (smId() >= kTawaMaxSms)\n    __trap();\n";
-    os << "  if (threadIdx.x == 0) {\n";
-    for (const std::string &i : inits)
-      os << "    " << i << "\n";
-    os << "    fenceMBarrierInit();\n";
-    for (auto &[v, name] : descParams)
-      os << "    tmaPrefetchDescriptor(&" << name << ");\n";
+    emitBarrierInits(inits);
     if (clusterSize > 1) {
       // The partner arrives on these barriers and multicasts into this CTA's
       // slots: its barriers must be initialized first, and neither CTA may
@@ -628,6 +618,26 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
   return success(!hadError);
 }
 
+void Emitter::emitSmemLayout(ArrayRef<std::string> layout) {
+  os << "  uint8_t *smem = reinterpret_cast<uint8_t *>(\n"
+     << "      (reinterpret_cast<uintptr_t>(smemRaw) + 1023) & "
+        "~uintptr_t(1023));\n";
+  for (const std::string &l : layout)
+    os << "  " << l << "\n";
+  os << "  (void)epi;\n";
+}
+
+void Emitter::emitBarrierInits(ArrayRef<std::string> inits) {
+  os << "  if (threadIdx.x == 0) {\n";
+  for (const std::string &i : inits)
+    os << "    " << i << "\n";
+  os << "    fenceMBarrierInit();\n";
+  // A kernel's maps are parameters; a task's, pointers already.
+  for (auto &[v, name] : descParams)
+    os << "    tmaPrefetchDescriptor(" << (options.megaTask ? "" : "&") << name
+       << ");\n";
+}
+
 void Emitter::emitHelpers() {
   os << "// arith.ceildivsi / floordivsi: rounding toward +/- infinity.\n"
      << "template <typename T> __device__ __forceinline__ T tawaCeilDiv(T a, "
@@ -674,24 +684,15 @@ void Emitter::emitTaskSource(StringRef kernelName, ArrayRef<std::string> params,
     os << p << ",\n                                     ";
   os << "const int3 program, const int3 programs,\n"
         "                                     uint8_t *smemRaw) {\n";
-  os << "  uint8_t *smem = reinterpret_cast<uint8_t *>(\n"
-     << "      (reinterpret_cast<uintptr_t>(smemRaw) + 1023) & "
-        "~uintptr_t(1023));\n";
-  for (const std::string &l : layout)
-    os << "  " << l << "\n";
-  os << "  (void)epi;\n  (void)program;\n  (void)programs;\n";
+  emitSmemLayout(layout);
+  os << "  (void)program;\n  (void)programs;\n";
   os << "  // What the CTA did with this shared memory before (generic "
         "accesses) comes\n  // before the TMA writes into it, and what it "
         "acquired before (the tiles of\n  // the tasks it waited for) before "
         "the TMA reads of global memory.\n";
   os << "  fenceProxyAsyncShared();\n  fenceProxyAsyncGlobal();\n"
         "  __syncthreads();\n";
-  os << "  if (threadIdx.x == 0) {\n";
-  for (const std::string &i : inits)
-    os << "    " << i << "\n";
-  os << "    fenceMBarrierInit();\n";
-  for (auto &[v, name] : descParams)
-    os << "    tmaPrefetchDescriptor(" << name << ");\n";
+  emitBarrierInits(inits);
   os << "  }\n  __syncthreads();\n";
   os << bodyStorage;
   os << "  // Each store group's issuer waited for its global writes; order "

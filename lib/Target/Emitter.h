@@ -226,6 +226,12 @@ private:
   void emitSetMaxNReg(StringRef direction, int32_t regs);
   /// tawaCeilDiv and tawaFloorDiv, which the body's divisions call.
   void emitHelpers();
+  /// `smem`, the dynamic shared memory from `smemRaw` aligned to 1024 bytes,
+  /// and the pointers of its layout.
+  void emitSmemLayout(ArrayRef<std::string> layout);
+  /// Thread 0 initializing the mbarriers and prefetching the tensor maps;
+  /// leaves its block open.
+  void emitBarrierInits(ArrayRef<std::string> inits);
   /// The source of a mega-kernel task (CudaEmitOptions::megaTask) around
   /// the translated body: `params` are the declarations of its arguments.
   void emitTaskSource(StringRef kernelName, ArrayRef<std::string> params,
