@@ -59,6 +59,7 @@ using tawa::device::mega::kMegaThreads;
 using tawa::device::mega::LaunchOptions;
 using tawa::device::mega::MegaLauncher;
 using tawa::device::mega::TablesView;
+using tawa::device::mega::TaskRecord;
 
 // Tile widths of the same kernel source, with tawac's ring depth (4) and a
 // deeper one (_dN), each a compiled task.
@@ -301,6 +302,8 @@ bool runShape(const Shape &s, bool wholeBoxes, int steps, int benchSteps,
   }
   LaunchOptions o;
   o.schedulerCtas = schedulerCtas;
+  // Timed steps record each task's start and end (two stores a task).
+  o.trace = benchSteps > 0;
   // The runtime wants one CTA per SM: more than half of the SM's 228 KB.
   o.sharedBytes = std::max(Gemm::kSmemBytes, 116 * 1024);
   MegaLauncher launcher;
@@ -435,7 +438,7 @@ bool runShape(const Shape &s, bool wholeBoxes, int steps, int benchSteps,
     // The step in the kernel (first CTA start to last CTA end, which the
     // runtime records), then cuBLAS on the same operands, each the median
     // of benchSteps after 3 warm-up runs.
-    std::vector<double> megaUs, cublasUs;
+    std::vector<double> megaUs, cublasUs, taskUs, gapUs;
     for (int i = 0; i < benchSteps + 3 && ok; ++i) {
       ok = step();
       TAWA_CHECK_LAUNCH();
@@ -444,6 +447,22 @@ bool runShape(const Shape &s, bool wholeBoxes, int steps, int benchSteps,
                                  cudaMemcpyDeviceToHost));
       if (i >= 3)
         megaUs.push_back((ns[1] - ns[0]) * 1e-3);
+      // Where a worker's time goes: inside its tasks, and between the end
+      // of one and the start of its next (the runtime's dispatch and wait).
+      std::vector<TaskRecord> trace(tables.header.numTasks);
+      TAWA_CHECK_CUDA(cudaMemcpy(trace.data(), launcher.state().trace,
+                                 trace.size() * sizeof(TaskRecord),
+                                 cudaMemcpyDeviceToHost));
+      std::sort(trace.begin(), trace.end(),
+                [](const TaskRecord &x, const TaskRecord &y) {
+                  return x.worker != y.worker ? x.worker < y.worker
+                                              : x.startNs < y.startNs;
+                });
+      for (size_t r = 0; i >= 3 && r < trace.size(); ++r) {
+        taskUs.push_back((trace[r].endNs - trace[r].startNs) * 1e-3);
+        if (r && trace[r].worker == trace[r - 1].worker)
+          gapUs.push_back((trace[r].startNs - trace[r - 1].endNs) * 1e-3);
+      }
     }
     cublasHandle_t handle;
     if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
@@ -491,6 +510,15 @@ bool runShape(const Shape &s, bool wholeBoxes, int steps, int benchSteps,
                   "floor %8.2f us  mega/cuBLAS %.2f  mega/floor %.2f\n",
                   name.c_str(), tables.header.numTasks, mega, cublas, floorUs,
                   mega / cublas, mega / floorUs);
+      // The median task, and the median gap between two tasks of a worker
+      // (none where no worker runs two).
+      const double task = median(taskUs);
+      const double gap = gapUs.empty() ? 0 : median(gapUs);
+      std::printf("TASKS %-52s median task %7.2f us", name.c_str(), task);
+      if (!chain) // a task streams its kBlockN rows of the K-long weight
+        std::printf(" (weight %5.1f GB/s)",
+                    2.0 * Gemm::kBlockN * s.k / (task * 1e3));
+      std::printf("  median gap between a worker's tasks %5.2f us\n", gap);
     }
   }
   for (void *p : {(void *)a, (void *)b1, (void *)c, (void *)b2, (void *)e,
