@@ -556,8 +556,7 @@ LogicalResult Emitter::emit(KernelMetadata &md) {
     os << ") {\n";
     os << "  extern __shared__ uint8_t smemRaw[];\n";
     os << "  // The dynamic shared-memory base is only 16-byte aligned; round "
-          "up "
-          "to the\n  // 1024 bytes of a 128B-swizzle atom (the metadata "
+          "up to the\n  // 1024 bytes of a 128B-swizzle atom (the metadata "
           "reserves the slack).\n";
     emitSmemLayout(layout);
     if (deviceMapSlots)

@@ -78,10 +78,6 @@ struct KernelMetadata {
   /// Emitted as a mega-kernel task (CudaEmitOptions::megaTask): `kernel` is
   /// then the namespace tawa::generated::<kernel> of its task function.
   bool megaTask = false;
-  /// The task's namespace under tawa::generated (a C++ identifier; empty:
-  /// the kernel's name), so that two specializations of one kernel can be
-  /// included in one mega-kernel.
-  std::string taskName;
 };
 
 /// Writes the kernel `func` as CUDA C++ to `source` and returns its launch
