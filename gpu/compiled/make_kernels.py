@@ -8,7 +8,7 @@ the GPU suite loads the CUBINs and metadata it wrote through the runtime.
     gpu/compiled/make_kernels.py --tawac build/bin/tawac --out build-kernels
 
 Writes OUT/<kernel>/<config>.{cubin,json}, OUT/tasks/<task>.{cu,json} (the
-mega-kernel tasks, MEGA_TASKS) and OUT/manifest.json:
+mega-kernel tasks of gpu/mega/compiled_tasks.txt) and OUT/manifest.json:
     {"tawac": ..., "commit": ..., "kernels": [
        {"id": "shared/gemm_fp16/D2P1", "kernel": "shared/gemm_fp16",
         "workload": "gemm", "config": "D2P1", "options": [...],
@@ -272,26 +272,29 @@ def kernel_jobs(sweep):
 
 
 # Kernels compiled as mega-kernel tasks (tawac --mega-task; docs/MEGAKERNEL.md,
-# "Compiled tasks"): task name -> TTIR. gpu/CMakeLists.txt builds
-# test_mega_compiled_tasks from OUT/tasks where tawac is not built.
-# Each: (TTIR, tawac options); the _dN ones with deeper rings (--aref-depth).
-MEGA_TASKS = {
-    "gemm_bf16_64x128": ("gemm_bf16_64x128.ttir", []),
-    "gemm_bf16_64x32": ("gemm_bf16_64x32.ttir", []),
-    "gemm_bf16_64x16": ("gemm_bf16_64x16.ttir", []),
-    "gemm_bf16_64x128_d8": ("gemm_bf16_64x128.ttir", ["--aref-depth=8"]),
-    "gemm_bf16_64x64_d8": ("gemm_bf16_64x64.ttir", ["--aref-depth=8"]),
-    "gemm_bf16_64x32_d8": ("gemm_bf16_64x32.ttir", ["--aref-depth=8"]),
-    "gemm_bf16_64x16_d12": ("gemm_bf16_64x16.ttir", ["--aref-depth=12"]),
-}
+# "Compiled tasks"), listed in gpu/mega/compiled_tasks.txt: gpu/CMakeLists.txt
+# builds test_mega_compiled_tasks from OUT/tasks where tawac is not built.
+MEGA_TASKS_LIST = os.path.join(REPO, "gpu", "mega", "compiled_tasks.txt")
+
+
+def mega_tasks():
+    """(name, TTIR path, tawac options) of each line of MEGA_TASKS_LIST."""
+    tasks = []
+    with open(MEGA_TASKS_LIST) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, ttir, depth = line.split()
+                tasks.append((name, os.path.join(EXAMPLES, ttir + ".ttir"),
+                              [f"--aref-depth={depth}"]))
+    return tasks
 
 
 def compile_tasks(tawac, out):
     """Writes OUT/tasks/<name>.{cu,json}; exits on any tawac error."""
     os.makedirs(os.path.join(out, "tasks"), exist_ok=True)
-    for name, (ttir, options) in MEGA_TASKS.items():
-        cmd = [tawac, os.path.join(EXAMPLES, ttir), "--emit=cuda", "--mega-task",
-               f"--task-name={name}", *options, "-o", os.path.join(out, "tasks", name + ".cu")]
+    for name, ttir, options in mega_tasks():
+        cmd = [tawac, ttir, "--emit=cuda", "--mega-task", f"--task-name={name}", *options,
+               "-o", os.path.join(out, "tasks", name + ".cu")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             sys.exit(f"make_kernels: {' '.join(cmd)} failed:\n{r.stderr}")

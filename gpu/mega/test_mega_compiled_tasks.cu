@@ -34,7 +34,7 @@
 #include "tawa/device/mega/launcher.cuh"
 
 // Written by tawac --emit=cuda --mega-task --task-name=NAME [--aref-depth=D]
-// (gpu/CMakeLists.txt, gpu/compiled/make_kernels.py's MEGA_TASKS).
+// (gpu/mega/compiled_tasks.txt lists them).
 #include "gemm_bf16_64x128.cu"
 #include "gemm_bf16_64x128_d8.cu"
 #include "gemm_bf16_64x16.cu"
