@@ -56,6 +56,11 @@ CASES = {
     'qwen3-0.6b-l2-b16': (dict(QWEN3_0_6B, num_hidden_layers=2), 16, 1024, (1, 900)),
     'qwen3-0.6b-l2-b16-long': (dict(QWEN3_0_6B, num_hidden_layers=2), 16, 4096, (3000, 4000)),
     'qwen3-8b-l2-b1': (dict(QWEN3_8B, num_hidden_layers=2), 1, 4096, (1, 2000)),
+    # 64 attention tasks on 128 workers: the O projection after them runs on
+    # the 64 workers they leave idle (PlanOptions::alternateTileBytes), or in
+    # shifted tiles in a library built with -DTAWA_MEGA_ALTERNATE_TILE_BYTES=
+    # 262144 -DTAWA_MEGA_SHIFT_CHAINED_TILES=1 (run 372).
+    'qwen3-8b-l2-b1-s512': (dict(QWEN3_8B, num_hidden_layers=2), 1, 512, (1, 400)),
     'qwen3-8b-l2-b4-long': (dict(QWEN3_8B, num_hidden_layers=2), 4, 4096, (2000, 4000)),
     # 8 rows: the LM head's 8 x 1152 tile stages K in two passes.
     'qwen3-8b-l2-b8': (dict(QWEN3_8B, num_hidden_layers=2), 8, 512, (1, 400)),

@@ -285,6 +285,23 @@ bool Binder::bindLinear(const Operator &op, OpParams &out) {
                 "': a linear must be launched ahead of time (its weights are "
                 "prefetched by the worker it is queued on)");
   p.colTiles = (p.n + p.tileN - 1) / p.tileN;
+  p.narrowFrom = p.colTiles;
+  p.narrowN = p.tileN;
+  if (!attr(op, "narrow_from").empty()) {
+    if (!intAttr(op, "narrow_from", p.narrowFrom) ||
+        !intAttr(op, "narrow_n", p.narrowN))
+      return false;
+    const int64_t wide = int64_t(p.narrowFrom) * p.tileN;
+    if (p.narrowFrom < 0 || p.narrowN <= 0 || p.narrowN > p.tileN ||
+        wide >= p.n || p.narrowN % kStageRows != 0)
+      return fail("operator '" + op.name + "': bad narrow tiles (" +
+                  std::to_string(p.narrowFrom) + " of " +
+                  std::to_string(p.tileN) + " columns, then " +
+                  std::to_string(p.narrowN) + ", N = " + std::to_string(p.n) +
+                  ")");
+    p.colTiles =
+        p.narrowFrom + int32_t((p.n - wide + p.narrowN - 1) / p.narrowN);
+  }
   p.seg1 = p.seg2 = p.n;
   p.eps = static_cast<float>(c.rmsNormEps);
   p.ringBytes = linearRingBytes(p.tileM);
@@ -539,9 +556,11 @@ void printBinding(const TGraph &g, const DecodeBinding &b, std::ostream &os) {
       if (p.argmaxKeys != kNoBuffer)
         os << " argmax=" << name(p.argmaxKeys);
       os << " m=" << p.m << " n=" << p.n << " k=" << p.k << " tile=" << p.tileM
-         << "x" << p.tileN << " segments=" << p.seg1 << "," << p.seg2
-         << " paired=" << p.paired << " f32=" << p.outF32
-         << " ring=" << p.ringBytes;
+         << "x" << p.tileN;
+      if (p.narrowFrom < p.colTiles)
+        os << " narrow=" << p.narrowN << "@" << p.narrowFrom;
+      os << " segments=" << p.seg1 << "," << p.seg2 << " paired=" << p.paired
+         << " f32=" << p.outF32 << " ring=" << p.ringBytes;
       if (p.rowSquaresIn != kNoBuffer || p.rowSquaresOut != kNoBuffer)
         os << " row_squares=" << name(p.rowSquaresIn) << ","
            << name(p.rowSquaresOut);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tawa/Mega/DecodeGraph.h"
+#include "tawa/Mega/TaskParams.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -75,6 +76,14 @@ private:
     return Region{tensor, std::move(box)};
   }
   static std::string num(int64_t v) { return std::to_string(v); }
+  /// Tasks of operator `opId` so far (an operator's tasks are contiguous).
+  int64_t tasksOf(int opId) const {
+    int64_t n = 0;
+    for (auto it = g.tasks.rbegin(); it != g.tasks.rend() && it->op >= opId;
+         ++it)
+      n += it->op == opId;
+    return n;
+  }
 
   /// A linear over rows of `in` ([B, k]) into `columns` output columns. Each
   /// tile reads whole input rows (the reduction dimension is not split) and
@@ -96,16 +105,40 @@ private:
     int64_t width =
         chooseTileWidth(columns, rowTiles, sms, kLinearColumnGranule);
     int64_t colTiles = ceilDiv(columns, width);
+    // Shifted tiles (PlanOptions::shiftChainedTiles): the first colTiles / 2
+    // `width + shift` columns wide, the rest `width - shift`.
+    int64_t shift = 0;
+    if (o.batch == 1 && o.shiftChainedTiles && sms == o.sms && o.sms % 2 == 0 &&
+        colTiles == o.sms && columns == colTiles * width && opId > 0 &&
+        tasksOf(opId - 1) == o.sms / 2) {
+      const int64_t granuleBytes = kLinearColumnGranule * weightRows * k * 2;
+      // Whole granules of the ring: one more would give the wide tiles
+      // more bytes than their head start.
+      const int64_t granules =
+          linearRingBytes(int32_t(tileRows(o))) / granuleBytes;
+      shift = std::min(granules * kLinearColumnGranule,
+                       width - kLinearColumnGranule);
+    }
+    const int64_t half = colTiles / 2;
+    auto colStart = [&](int64_t nt) {
+      return nt <= half
+                 ? nt * (width + shift)
+                 : half * (width + shift) + (nt - half) * (width - shift);
+    };
     Operator &opRef = g.ops[opId];
     opRef.attrs.insert(opRef.attrs.begin(), {{"m", num(o.batch)},
                                              {"n", num(columns)},
                                              {"k", num(k)},
                                              {"tile_m", num(tileRows(o))},
-                                             {"tile_n", num(width)}});
+                                             {"tile_n", num(width + shift)}});
+    if (shift > 0) {
+      opRef.attrs.push_back({"narrow_from", num(half)});
+      opRef.attrs.push_back({"narrow_n", num(width - shift)});
+    }
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t nt = 0; nt < colTiles; ++nt) {
         Interval rows{mt * o.rowTile, std::min(o.batch, (mt + 1) * o.rowTile)};
-        Interval cols{nt * width, std::min(columns, (nt + 1) * width)};
+        Interval cols{colStart(nt), std::min(columns, colStart(nt + 1))};
         std::vector<Region> reads{box(in, {rows, {0, k}})};
         for (Region &r : extraReads(rows, cols))
           reads.push_back(std::move(r));

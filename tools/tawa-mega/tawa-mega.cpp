@@ -80,7 +80,15 @@ Options:
                        sms / 2 of them, would read at most B bytes of
                        weights each gets sms / 2 tiles, so that consecutive
                        operators run on alternate halves of the workers
-                       (default 262144; 0: every linear fills the SMs)
+                       (default 524288; 0: every linear fills the SMs)
+  --shift-chained-tiles
+                       batch 1: a linear that fills the SMs right after an
+                       operator of sms / 2 tasks gets two tile widths: its
+                       first sms / 2 tiles, which the round-robin queues
+                       give the workers that operator leaves idle (their
+                       rings prefetch the tiles' weights meanwhile), wider
+                       by the 16-column steps the weight ring holds, the
+                       others narrower by as much (default: one width)
   --row-tile R         rows of a linear tile, 1..64 (default 64): a wider
                        batch is split into row tiles, each streaming its
                        columns' weights (tiles of at most 8 rows get the
@@ -126,7 +134,7 @@ Options:
   --no-order-check     check values only, not the start order (to test the
                        data check)
   --batch, --max-seq, --sms, --no-prune, --separate-merge,
-  --alternate-tile-bytes, --row-tile
+  --alternate-tile-bytes, --shift-chained-tiles, --row-tile
                        as for 'tawa-mega plan'
 )";
 
@@ -147,7 +155,7 @@ Options:
   --dump               print every event, task and queue instead of the summary
   -o FILE              write the packed tables to FILE
   --batch, --max-seq, --sms, --no-prune, --separate-merge,
-  --alternate-tile-bytes, --row-tile
+  --alternate-tile-bytes, --shift-chained-tiles, --row-tile
                        as for 'tawa-mega plan'
 )";
 
@@ -175,7 +183,8 @@ Options:
   --kv-pages N         pages in each cache pool, 0..1073741824 (default 0:
                        batch x ceil(S / P), every row at S)
   --batch, --max-seq, --sms, --separate-merge, --alternate-tile-bytes,
-  --row-tile           as for 'tawa-mega plan'
+  --shift-chained-tiles, --row-tile
+                       as for 'tawa-mega plan'
 )";
 
 [[noreturn]] void usageError(const std::string &message) {
@@ -317,6 +326,8 @@ bool takePlanOption(const std::string &name, const std::string &value,
     req.prune = false;
   else if (name == "--separate-merge")
     req.options.separateMerge = true;
+  else if (name == "--shift-chained-tiles")
+    req.options.shiftChainedTiles = true;
   else if (name == "--alternate-tile-bytes")
     req.options.alternateTileBytes = parseInt(name, value, 0, int64_t(1) << 40);
   else if (name == "--row-tile")
@@ -339,11 +350,12 @@ TGraph buildOrFail(const PlanRequest &req) {
 }
 
 int planCommand(int argc, char **argv) {
-  Args args = parseArgs(
-      argc, argv, 2,
-      {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
-       "--row-tile", "--print-after", "-o"},
-      {"--no-prune", "--separate-merge", "--print-after-all", "--stats"});
+  Args args =
+      parseArgs(argc, argv, 2,
+                {"--model", "--batch", "--max-seq", "--sms",
+                 "--alternate-tile-bytes", "--row-tile", "--print-after", "-o"},
+                {"--no-prune", "--separate-merge", "--shift-chained-tiles",
+                 "--print-after-all", "--stats"});
   if (args.help) {
     std::cout << kPlanUsage;
     return 0;
@@ -449,7 +461,8 @@ int simulateCommand(int argc, char **argv) {
       argc, argv, 2,
       {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
        "--row-tile", "--orders", "--seed", "--workers", "--mode"},
-      {"--no-prune", "--separate-merge", "--all-stages", "--no-order-check"});
+      {"--no-prune", "--separate-merge", "--shift-chained-tiles",
+       "--all-stages", "--no-order-check"});
   if (args.help) {
     std::cout << kSimulateUsage;
     return 0;
@@ -552,7 +565,8 @@ int lowerCommand(int argc, char **argv) {
       parseArgs(argc, argv, 2,
                 {"--model", "--batch", "--max-seq", "--sms",
                  "--alternate-tile-bytes", "--row-tile", "--workers", "-o"},
-                {"--no-prune", "--separate-merge", "--no-producers", "--dump"});
+                {"--no-prune", "--separate-merge", "--shift-chained-tiles",
+                 "--no-producers", "--dump"});
   if (args.help) {
     std::cout << kLowerUsage;
     return 0;
@@ -613,7 +627,7 @@ int bindCommand(int argc, char **argv) {
                         {"--model", "--batch", "--max-seq", "--sms",
                          "--alternate-tile-bytes", "--row-tile", "--page-size",
                          "--kv-pages"},
-                        {"--separate-merge"});
+                        {"--separate-merge", "--shift-chained-tiles"});
   if (args.help) {
     std::cout << kBindUsage;
     return 0;

@@ -422,6 +422,60 @@ TEST(DecodeBinding, TilesWriteTheRowsTheirParametersName) {
   }
 }
 
+// Shifted tiles (PlanOptions::shiftChainedTiles, off by default): at batch
+// 1 a linear that fills the workers after an operator of sms / 2 tasks —
+// Qwen3-8B's O projection after its 64 attention tasks at context 512 on 128
+// workers — has its first 64 tiles 48 columns wide and its last 64 16 (the
+// ring's 136 KB holds one 16-column step of 128 KB); every linear tile's
+// parameters name the columns its write box holds.
+TEST(DecodeBinding, ShiftedTilesWriteTheColumnsTheirParametersName) {
+  ModelConfig c = loadInputConfig("qwen3-8b.json");
+  for (bool shift : {true, false})
+    for (int64_t alternate : {int64_t(256) << 10, int64_t(512) << 10}) {
+      PlanOptions o;
+      o.batch = 1;
+      o.maxSeq = 512;
+      o.sms = 128;
+      o.alternateTileBytes = alternate;
+      o.shiftChainedTiles = shift;
+      TGraph g;
+      DecodeBinding b = bind(c, o, g);
+      int checked = 0, shifted = 0;
+      for (const Task &t : g.tasks) {
+        const Operator &op = g.ops[t.op];
+        if (op.kind != OpKind::RmsNormLinear &&
+            op.kind != OpKind::LinearResidual)
+          continue;
+        auto p = paramsAs<LinearParams>(b.params[t.op]);
+        const int32_t nt = int32_t(t.tile % p.colTiles);
+        const Interval cols = t.writes[0].box[1];
+        ASSERT_EQ(cols.begin, linearTileCol0(p, nt)) << op.name << " " << nt;
+        ASSERT_EQ(cols.end - cols.begin, linearTileCols(p, nt))
+            << op.name << " " << nt;
+        ++checked;
+        if (p.narrowFrom < p.colTiles)
+          ++shifted;
+        if (op.name == "l3.o_proj" && nt == 0) {
+          const bool expectShift = shift && alternate < (int64_t(512) << 10);
+          EXPECT_EQ(p.colTiles, alternate < (int64_t(512) << 10) ? 128 : 64);
+          EXPECT_EQ(p.tileN, expectShift ? 48 : 64 - 32 * (p.colTiles == 128));
+          EXPECT_EQ(p.narrowFrom, expectShift ? 64 : p.colTiles);
+          EXPECT_EQ(p.narrowN, expectShift ? 16 : p.tileN);
+        }
+        if (op.name == "l3.qkv" || op.name == "l3.gate_up" ||
+            op.name == "l3.down")
+          EXPECT_EQ(p.narrowFrom, p.colTiles) << op.name;
+      }
+      EXPECT_GT(checked, 0);
+      // The first QKV projection's 128 tasks (after the embedding's 64), and
+      // the O projection's in each of the 36 layers unless it alternates. A
+      // gate/up tile after an alternating O projection is not shifted: its
+      // 16-column step (256 KB) is more than the ring's 136 KB.
+      const int oShifted = alternate < (int64_t(512) << 10) ? 36 * 128 : 0;
+      EXPECT_EQ(shifted, shift ? 128 + oShifted : 0);
+    }
+}
+
 TEST(DecodeBinding, PassesKeepOperatorIndices) {
   ModelConfig c = loadInputConfig("llama-tiny.json");
   PlanOptions o;

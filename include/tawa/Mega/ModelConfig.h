@@ -69,10 +69,24 @@ struct PlanOptions {
   /// tile that ran right after its worker's previous one started without
   /// its weights (the worker's ring held the previous tile's) and was the
   /// operator's straggler (run 251, Qwen3-0.6B: 1.5-2 µs a chained QKV or
-  /// gate/up tile). Default: two of the batch-1 ring's 128 KB (a QKV tile of
-  /// Qwen3-0.6B is 128 KB, a gate/up one 192 KB); 0: every linear fills the
-  /// SMs.
-  int64_t alternateTileBytes = 256 * 1024;
+  /// gate/up tile). Default: four of the batch-1 ring's 128 KB (a QKV tile of
+  /// Qwen3-0.6B is 128 KB, a gate/up one 192 KB; Qwen3-8B's O projection,
+  /// 512 KB a tile, then runs on the workers its attention leaves idle:
+  /// 8B batch 1 -1.7 % at context 512 on an H200 against 256 KB, 1.7B's
+  /// down, 384 KB, within noise, run 370); 0: every linear fills the SMs.
+  int64_t alternateTileBytes = 512 * 1024;
+  /// Batch 1: a linear that fills the workers right after an operator of
+  /// sms / 2 tasks (attention) has its first sms / 2 tiles, which the
+  /// round-robin queues give the workers that operator left idle (their
+  /// rings prefetched the tiles' first weights while it ran), wider by the
+  /// whole column granules the ring holds, and its last sms / 2,
+  /// queued behind that operator's tasks (their weights stream only once
+  /// those end), narrower by as much: the tiles would otherwise end with
+  /// the latter (a trace's stragglers, bench/mega_stragglers.py). Off by
+  /// default: Qwen3-8B's O projection so shifted (48 and 16 columns) was
+  /// within noise of uniform tiles and slower than alternating it (run 372,
+  /// H200: 4079.7 / 4096.1 / 4056.4 µs in-kernel at context 512).
+  bool shiftChainedTiles = false;
   /// Rows of a linear (and embedding) tile, in [1, 64]: a batch wider than
   /// this is split into row tiles, each of which streams the weights of its
   /// columns (the tiles of the same columns read them from L2 when they run

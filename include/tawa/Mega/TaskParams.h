@@ -223,7 +223,23 @@ struct LinearParams {
   int32_t outF32; ///< logits: the bf16-rounded product stored as float
   float eps;
   int32_t ringBytes; ///< the plan's weight ring, linearRingBytes(tileM)
+  /// Column tiles narrowFrom and later are narrowN columns wide, the ones
+  /// before tileN (PlanOptions::shiftChainedTiles); narrowFrom = colTiles
+  /// when every tile is tileN wide.
+  int32_t narrowFrom, narrowN;
 };
+
+/// The first output column of a linear's column tile nt, and its columns.
+TAWA_MEGA_HD inline int32_t linearTileCol0(const LinearParams &p, int32_t nt) {
+  return nt <= p.narrowFrom
+             ? nt * p.tileN
+             : p.narrowFrom * p.tileN + (nt - p.narrowFrom) * p.narrowN;
+}
+TAWA_MEGA_HD inline int32_t linearTileCols(const LinearParams &p, int32_t nt) {
+  const int32_t w = nt < p.narrowFrom ? p.tileN : p.narrowN;
+  const int32_t left = p.n - linearTileCol0(p, nt);
+  return w < left ? w : left;
+}
 
 /// DecodeAttention: tile (b, h, chunk) attends the `group` q heads of KV head
 /// h of row b over cache positions [chunk * chunkLen, (chunk + 1) * chunkLen)

@@ -114,6 +114,12 @@ const char *tawa_mega_op_name(const tawa_mega_decoder *d, int op);
 #define TAWA_MEGA_TRACE_VALUES 6
 int tawa_mega_trace(tawa_mega_decoder *d, uint64_t *records);
 
+/* After a step finished: the %smid each CTA of the persistent kernel ran on
+ * in that step, by CTA (a trace's worker is its CTA): `sms` holds `n`
+ * values, n at least tawa_mega_num_ctas. */
+int tawa_mega_num_ctas(const tawa_mega_decoder *d);
+int tawa_mega_worker_sms(tawa_mega_decoder *d, uint32_t *sms, int n);
+
 #ifdef __cplusplus
 }
 #endif

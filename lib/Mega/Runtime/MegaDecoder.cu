@@ -256,6 +256,9 @@ int tawa_mega_create(const char *configJson, int batch, int maxSeq,
 #ifdef TAWA_MEGA_ALTERNATE_TILE_BYTES // A/B builds (PlanOptions says why)
   d->plan.alternateTileBytes = TAWA_MEGA_ALTERNATE_TILE_BYTES;
 #endif
+#ifdef TAWA_MEGA_SHIFT_CHAINED_TILES // A/B builds (PlanOptions says why)
+  d->plan.shiftChainedTiles = TAWA_MEGA_SHIFT_CHAINED_TILES != 0;
+#endif
 #ifdef TAWA_MEGA_ROW_TILE // A/B builds of the host plan alone
   d->plan.rowTile = TAWA_MEGA_ROW_TILE;
 #endif
@@ -540,6 +543,23 @@ uint64_t tawa_mega_last_step_ns(tawa_mega_decoder *d) {
   unsigned long long ns[2] = {0, 0};
   cudaMemcpy(ns, d->launcher.state().stepNs, sizeof ns, cudaMemcpyDeviceToHost);
   return ns[1] > ns[0] ? ns[1] - ns[0] : 0;
+}
+
+int tawa_mega_num_ctas(const tawa_mega_decoder *d) {
+  return static_cast<int>(d->launcher.grid());
+}
+
+int tawa_mega_worker_sms(tawa_mega_decoder *d, uint32_t *sms, int n) {
+  const int grid = tawa_mega_num_ctas(d);
+  if (n < grid)
+    return failWith("tawa_mega_worker_sms: " + std::to_string(n) +
+                    " values for " + std::to_string(grid) + " CTAs");
+  return cudaOk(cudaMemcpy(sms, d->launcher.state().workerSms,
+                           size_t(grid) * sizeof(uint32_t),
+                           cudaMemcpyDeviceToHost),
+                "reading the CTAs' SMs")
+             ? 0
+             : 1;
 }
 
 int tawa_mega_num_tasks(const tawa_mega_decoder *d) {

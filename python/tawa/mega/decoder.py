@@ -74,6 +74,8 @@ def _library(flags=()):
         lib.tawa_mega_op_name.argtypes = [c.c_void_p, c.c_int]
         lib.tawa_mega_op_name.restype = c.c_char_p
         lib.tawa_mega_trace.argtypes = [c.c_void_p, c.POINTER(c.c_uint64)]
+        lib.tawa_mega_num_ctas.argtypes = [c.c_void_p]
+        lib.tawa_mega_worker_sms.argtypes = [c.c_void_p, c.POINTER(c.c_uint32), c.c_int]
         _libs[flags] = lib
     return lib
 
@@ -186,6 +188,16 @@ class StepKernel:
     def last_step_ns(self):
         torch.cuda.synchronize()
         return self._lib.tawa_mega_last_step_ns(self._handle)
+
+    def worker_sms(self):
+        """The SM (%smid) each CTA of the last step ran on, by CTA: a trace
+        record's worker is its CTA."""
+        torch.cuda.synchronize()
+        lib = self._lib
+        n = lib.tawa_mega_num_ctas(self._handle)
+        sms = (ctypes.c_uint32 * n)()
+        _check(lib.tawa_mega_worker_sms(self._handle, sms, n), lib)
+        return list(sms)
 
     def trace(self):
         """The last step's timeline (needs trace=True): a list of TraceRecord

@@ -426,8 +426,8 @@ struct LinearSmem {
     const int mt = tile / p.colTiles, nt = tile % p.colTiles;
     t.row0 = mt * p.tileM;
     t.rows = min(p.tileM, p.m - t.row0);
-    t.col0 = nt * p.tileN;
-    t.cols = min(p.tileN, p.n - t.col0);
+    t.col0 = tawa::mega::linearTileCol0(p, nt);
+    t.cols = tawa::mega::linearTileCols(p, nt);
     t.vcols = p.paired ? 2 * t.cols : t.cols;
     kc = tawa::mega::linearChunk(p.tileM, p.paired ? 2 * p.tileN : p.tileN,
                                  p.k);
