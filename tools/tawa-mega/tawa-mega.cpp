@@ -205,6 +205,20 @@ struct Args {
   bool help = false;
 };
 
+/// The plan options every command that plans a model takes (takePlanOption),
+/// plus the command's own.
+std::set<std::string> planValueOptions(std::set<std::string> own) {
+  own.insert({"--model", "--batch", "--max-seq", "--sms",
+              "--alternate-tile-bytes", "--row-tile"});
+  return own;
+}
+std::set<std::string> planFlags(std::set<std::string> own, bool prune = true) {
+  own.insert({"--separate-merge", "--shift-chained-tiles"});
+  if (prune)
+    own.insert("--no-prune");
+  return own;
+}
+
 Args parseArgs(int argc, char **argv, int first,
                const std::set<std::string> &withValue,
                const std::set<std::string> &flags) {
@@ -351,11 +365,8 @@ TGraph buildOrFail(const PlanRequest &req) {
 
 int planCommand(int argc, char **argv) {
   Args args =
-      parseArgs(argc, argv, 2,
-                {"--model", "--batch", "--max-seq", "--sms",
-                 "--alternate-tile-bytes", "--row-tile", "--print-after", "-o"},
-                {"--no-prune", "--separate-merge", "--shift-chained-tiles",
-                 "--print-after-all", "--stats"});
+      parseArgs(argc, argv, 2, planValueOptions({"--print-after", "-o"}),
+                planFlags({"--print-after-all", "--stats"}));
   if (args.help) {
     std::cout << kPlanUsage;
     return 0;
@@ -457,12 +468,10 @@ int optCommand(int argc, char **argv) {
 }
 
 int simulateCommand(int argc, char **argv) {
-  Args args = parseArgs(
-      argc, argv, 2,
-      {"--model", "--batch", "--max-seq", "--sms", "--alternate-tile-bytes",
-       "--row-tile", "--orders", "--seed", "--workers", "--mode"},
-      {"--no-prune", "--separate-merge", "--shift-chained-tiles",
-       "--all-stages", "--no-order-check"});
+  Args args =
+      parseArgs(argc, argv, 2,
+                planValueOptions({"--orders", "--seed", "--workers", "--mode"}),
+                planFlags({"--all-stages", "--no-order-check"}));
   if (args.help) {
     std::cout << kSimulateUsage;
     return 0;
@@ -561,12 +570,8 @@ void printTablesSummary(const DeviceTables &t, std::ostream &os) {
 }
 
 int lowerCommand(int argc, char **argv) {
-  Args args =
-      parseArgs(argc, argv, 2,
-                {"--model", "--batch", "--max-seq", "--sms",
-                 "--alternate-tile-bytes", "--row-tile", "--workers", "-o"},
-                {"--no-prune", "--separate-merge", "--shift-chained-tiles",
-                 "--no-producers", "--dump"});
+  Args args = parseArgs(argc, argv, 2, planValueOptions({"--workers", "-o"}),
+                        planFlags({"--no-producers", "--dump"}));
   if (args.help) {
     std::cout << kLowerUsage;
     return 0;
@@ -623,11 +628,9 @@ int lowerCommand(int argc, char **argv) {
 }
 
 int bindCommand(int argc, char **argv) {
-  Args args = parseArgs(argc, argv, 2,
-                        {"--model", "--batch", "--max-seq", "--sms",
-                         "--alternate-tile-bytes", "--row-tile", "--page-size",
-                         "--kv-pages"},
-                        {"--separate-merge", "--shift-chained-tiles"});
+  Args args =
+      parseArgs(argc, argv, 2, planValueOptions({"--page-size", "--kv-pages"}),
+                planFlags({}, /*prune=*/false));
   if (args.help) {
     std::cout << kBindUsage;
     return 0;
