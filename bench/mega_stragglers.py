@@ -32,10 +32,11 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import tawa.mega  # noqa: E402
-from tawa.mega.reference import random_state_dict  # noqa: E402
-from mega_decode_bench import MODELS  # noqa: E402
-from mega_decode_profile import kind_of  # noqa: E402
+
+
+def kind_of(op):
+    """An operator's kind: 'l3.o_proj' -> 'o_proj'."""
+    return op.split('.', 1)[1] if op.startswith('l') and '.' in op else op
 
 
 def operators(trace):
@@ -58,7 +59,11 @@ def correlation(xs, ys):
 
 
 def analyse(steps, sms):
-    """steps: [trace]; sms: [[sm by CTA]] of the same steps."""
+    """steps: [trace] (records with start_ns, end_ns, worker, op, ready_ns,
+    computed_ns, weight_wait_ns); sms: [[sm by CTA]] of the same steps.
+    Prints the report; returns its numbers: {'spread': {kind: median µs},
+    'blame': {kind: {phase: median µs}}, 'correlation': r, 'ranked':
+    [workers, latest first], 'last': Counter((kind, worker))}."""
     spread = collections.defaultdict(list)   # kind -> [last end - median end]
     blame = collections.defaultdict(lambda: collections.defaultdict(list))
     late = collections.defaultdict(lambda: ([], []))  # worker -> (even, odd) lateness
@@ -136,16 +141,25 @@ def analyse(steps, sms):
         print(f'  {kind:10s} {total:4d} ops: ' +
               ', '.join(f'w{w} (sm {",".join(map(str, sorted(worker_sm[w])))}) {n}'
                         for n, w in xs[:5]))
+    return {'spread': {k: statistics.median(x) for k, x in spread.items()},
+            'blame': {k: {c: statistics.median(v) for c, v in b.items()}
+                      for k, b in blame.items()},
+            'correlation': correlation(even, odd), 'ranked': ranked, 'last': last_count}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--model', default='0.6b', choices=sorted(MODELS))
+    ap.add_argument('--model', default='0.6b', help='0.6b, 1.7b or 8b (bench/mega_decode_bench.py)')
     ap.add_argument('--batch', type=int, default=1)
     ap.add_argument('--context', type=int, default=512)
     ap.add_argument('--steps', type=int, default=8, help='traced steps (default 8)')
     ap.add_argument('--csv-dir', default=None, help='write each step\'s trace there')
     args = ap.parse_args()
+    import tawa.mega
+    from tawa.mega.reference import random_state_dict
+    from mega_decode_bench import MODELS
+    if args.model not in MODELS:
+        ap.error(f'--model {args.model}: one of {", ".join(sorted(MODELS))}')
     cfg = dict(MODELS[args.model])
     weights = random_state_dict(cfg, seed=1)
     model = tawa.mega.compile(cfg, weights, max_batch=args.batch, max_seq=args.context,
