@@ -33,10 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-
-def kind_of(op):
-    """An operator's kind: 'l3.o_proj' -> 'o_proj'."""
-    return op.split('.', 1)[1] if op.startswith('l') and '.' in op else op
+from mega_chain import kind_of  # noqa: E402  (no torch there)
 
 
 def operators(trace):
