@@ -25,10 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tawa.mega  # noqa: E402
 from tawa.mega.reference import ModelShape, random_state_dict  # noqa: E402
 from mega_decode_bench import MODELS  # noqa: E402
-
-
-def kind_of(op):
-    return op.split('.', 1)[1] if op.startswith('l') and '.' in op else op
+from mega_chain import kind_of  # noqa: E402
 
 
 def linear_bytes(shape, kind, tiles):
